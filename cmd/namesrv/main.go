@@ -1,0 +1,224 @@
+// Command namesrv runs a RocketMQ NameServer: command line and config file
+// handling, logging setup, start, and shutdown on SIGTERM/SIGINT.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rocketns/rocketns/core/config"
+)
+
+// shutdownTimeout bounds how long in-flight requests and the final KV flush
+// may take after a signal.
+const shutdownTimeout = 30 * time.Second
+
+// nameServer is what the command needs from a server; core/server's *Server
+// provides it, tests provide a fake.
+type nameServer interface {
+	Start() error
+	Addr() string
+	Shutdown(ctx context.Context) error
+}
+
+type serverFactory func(cfg *config.Config, log *slog.Logger) (nameServer, error)
+
+func main() {
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGTERM, os.Interrupt)
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, signals))
+}
+
+// run is the whole command; it returns the exit code: 0 after a clean
+// shutdown or -p/-h, 2 for a bad command line, 1 for anything else.
+func run(args []string, stdout, stderr io.Writer, signals <-chan os.Signal) int {
+	return runWith(args, stdout, stderr, signals, newServer)
+}
+
+func runWith(args []string, stdout, stderr io.Writer, signals <-chan os.Signal, newSrv serverFactory) int {
+	opts, code := parseFlags(args, stdout, stderr)
+	if opts == nil {
+		return code
+	}
+
+	cfg := config.Default()
+	var warnings []string
+	if opts.configFile != "" {
+		w, err := loadConfigFile(cfg, opts.configFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "namesrv: %v\n", err)
+			return 1
+		}
+		warnings = append(warnings, w...)
+		// Java makes the -c file the place UPDATE_NAMESRV_CONFIG persists to.
+		cfg.ConfigStorePath = opts.configFile
+		fmt.Fprintf(stdout, "load config properties file OK, %s\n", opts.configFile)
+	}
+	w, err := cfg.Apply(opts.overrides)
+	if err != nil {
+		// Values were checked while parsing flags; this is only defensive.
+		fmt.Fprintf(stderr, "namesrv: %v\n", err)
+		return 2
+	}
+	warnings = append(warnings, w...)
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintf(stderr, "namesrv: %v\n", err)
+		return 1
+	}
+
+	log, err := newLogger(cfg, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "namesrv: %v\n", err)
+		return 1
+	}
+	for _, w := range warnings {
+		log.Warn(w)
+	}
+
+	if opts.print {
+		_, _ = stdout.Write(cfg.AppendText(nil))
+		return 0
+	}
+	return serve(cfg, log, stdout, signals, newSrv)
+}
+
+// options is the parsed command line.
+type options struct {
+	configFile string
+	print      bool
+	overrides  []config.Property // in command-line order; applied after the file
+}
+
+// parseFlags returns nil options and an exit code when the command should
+// stop (help, or an error already reported on stderr).
+func parseFlags(args []string, stdout, stderr io.Writer) (*options, int) {
+	var o options
+	var help bool
+	fs := flag.NewFlagSet("namesrv", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		out := fs.Output()
+		fmt.Fprintf(out, "usage: namesrv [-c FILE] [-p] [-h] [-n ADDRS] [--KEY VALUE]... [--set KEY=VALUE]...\n\n")
+		fs.PrintDefaults()
+	}
+	for _, name := range []string{"c", "configFile"} {
+		fs.StringVar(&o.configFile, name, "", "Name server config properties `file`")
+	}
+	for _, name := range []string{"p", "printConfigItem"} {
+		fs.BoolVar(&o.print, name, false, "Print all config items and exit")
+	}
+	for _, name := range []string{"h", "help"} {
+		fs.BoolVar(&help, name, false, "Print help and exit")
+	}
+	for _, name := range []string{"n", "namesrvAddr"} {
+		// Java's generic option; it means nothing to a NameServer.
+		fs.String(name, "", "Accepted for compatibility with Java's mqnamesrv; ignored")
+	}
+	override := func(key, value string) error {
+		// Check the value now so a bad flag fails as a usage error.
+		if err := config.Default().Set(key, value); err != nil {
+			return err
+		}
+		o.overrides = append(o.overrides, config.Property{Key: key, Value: value})
+		return nil
+	}
+	for _, key := range []string{"listenPort", "bindAddress", "kvConfigPath", "logLevel", "logFormat"} {
+		fs.Func(key, "Set "+key+", overriding the config file", func(v string) error { return override(key, v) })
+	}
+	fs.Func("set", "Set any config `key=value`, overriding the config file (repeatable)", func(v string) error {
+		key, value, ok := strings.Cut(v, "=")
+		if !ok || key == "" {
+			return fmt.Errorf("want key=value, got %q", v)
+		}
+		return override(key, value)
+	})
+
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, 0
+		}
+		return nil, 2
+	}
+	if help {
+		fs.SetOutput(stdout)
+		fs.Usage()
+		return nil, 0
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "namesrv: unexpected arguments: %q\n", fs.Args())
+		fs.Usage()
+		return nil, 2
+	}
+	return &o, 0
+}
+
+// loadConfigFile applies a Java properties file to cfg.
+func loadConfigFile(cfg *config.Config, path string) (warnings []string, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("config file: %w", err)
+	}
+	defer f.Close()
+	props, err := config.ParseProperties(f)
+	if err != nil {
+		return nil, fmt.Errorf("config file %s: %w", path, err)
+	}
+	warnings, err = cfg.Apply(props)
+	if err != nil {
+		return nil, fmt.Errorf("config file %s:\n%w", path, err)
+	}
+	return warnings, nil
+}
+
+func newLogger(cfg *config.Config, w io.Writer) (*slog.Logger, error) {
+	level, err := cfg.Level()
+	if err != nil {
+		return nil, err
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if strings.EqualFold(cfg.LogFormat, "json") {
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return slog.New(slog.NewTextHandler(w, opts)), nil
+}
+
+// serve starts the server and blocks until a signal arrives.
+func serve(cfg *config.Config, log *slog.Logger, stdout io.Writer, signals <-chan os.Signal, newSrv serverFactory) int {
+	log.Info("configuration",
+		"bindAddress", cfg.BindAddress, "listenPort", cfg.ListenPort,
+		"kvConfigPath", cfg.KVConfigPath, "configStorePath", cfg.ConfigStorePath)
+	srv, err := newSrv(cfg, log)
+	if err != nil {
+		log.Error("cannot initialise the name server; fix the cause and start again", "err", err)
+		return 1
+	}
+	if err := srv.Start(); err != nil {
+		log.Error("cannot start the name server; is the address in use?", "err", err,
+			"address", fmt.Sprintf("%s:%d", cfg.BindAddress, cfg.ListenPort))
+		return 1
+	}
+	// Java's banner, on the log and on stdout, which scripts wait for.
+	banner := "The Name Server boot success. serializeType=JSON, address " + srv.Addr()
+	log.Info(banner)
+	fmt.Fprintln(stdout, banner)
+
+	sig := <-signals
+	log.Info("shutting down", "signal", fmt.Sprint(sig), "timeout", shutdownTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		log.Error("shutdown did not complete cleanly", "err", err)
+		return 1
+	}
+	log.Info("the name server has stopped")
+	return 0
+}

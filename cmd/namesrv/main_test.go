@@ -1,0 +1,244 @@
+// Tests of the command: flags, config file handling, start and shutdown with
+// a fake server.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/rocketns/rocketns/core/config"
+)
+
+// fakeServer records what the command did with it.
+type fakeServer struct {
+	cfg      *config.Config
+	startErr error
+	started  bool
+	shutdown bool
+	deadline bool
+}
+
+func (f *fakeServer) Start() error { f.started = true; return f.startErr }
+func (f *fakeServer) Addr() string { return "127.0.0.1:" + "9876" }
+func (f *fakeServer) Shutdown(ctx context.Context) error {
+	f.shutdown = true
+	_, f.deadline = ctx.Deadline()
+	return nil
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// runFake runs the command with a fake server and, when signal is set, that
+// signal already queued so the command stops right after starting.
+func runFake(t *testing.T, fake *fakeServer, signal bool, args ...string) result {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	sigs := make(chan os.Signal, 1)
+	if signal {
+		sigs <- syscall.SIGTERM
+	}
+	factory := func(cfg *config.Config, _ *slog.Logger) (nameServer, error) {
+		if fake == nil {
+			t.Fatal("the server must not be created")
+		}
+		fake.cfg = cfg
+		return fake, nil
+	}
+	code := runWith(args, &stdout, &stderr, sigs, factory)
+	return result{code, stdout.String(), stderr.String()}
+}
+
+func writeConfig(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "namesrv.properties")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func withHome(t *testing.T) {
+	t.Helper()
+	t.Setenv("HOME", "/home/rmq")
+	t.Setenv("ROCKETMQ_HOME", "")
+}
+
+func TestPrintDefaults(t *testing.T) {
+	withHome(t)
+	r := runFake(t, nil, false, "-p")
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr %s", r.code, r.stderr)
+	}
+	if want := string(config.Default().AppendText(nil)); r.stdout != want {
+		t.Fatalf("stdout:\n%s\nwant:\n%s", r.stdout, want)
+	}
+	if r.stderr != "" {
+		t.Fatalf("stderr: %s", r.stderr)
+	}
+}
+
+func TestConfigFileAndOverrides(t *testing.T) {
+	withHome(t)
+	path := writeConfig(t, "# comment\nlistenPort=9877\nbindAddress=127.0.0.1\norderMessageEnable=true\nlogLevel=debug\n")
+	r := runFake(t, nil, false, "-c", path, "--bindAddress", "10.0.0.2", "--set", "waitSecondsForService=7",
+		"--set=productEnvName=a=b", "-n", "1.2.3.4:9876", "-p")
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr %s", r.code, r.stderr)
+	}
+	for _, line := range []string{
+		"load config properties file OK, " + path + "\n",
+		"\nlistenPort=9877\n",
+		"\nbindAddress=10.0.0.2\n", // the flag wins over the file
+		"\norderMessageEnable=true\n",
+		"\nwaitSecondsForService=7\n",
+		"\nproductEnvName=a=b\n",
+		"\nconfigStorePath=" + path + "\n", // -c makes the file the store path, like Java
+		"\nlogLevel=debug\n",
+	} {
+		if !strings.Contains(r.stdout, line) {
+			t.Errorf("stdout lacks %q:\n%s", line, r.stdout)
+		}
+	}
+	if strings.HasPrefix(r.stdout, "load config") == false {
+		t.Errorf("the load message must come first:\n%s", r.stdout)
+	}
+}
+
+func TestLongFlagNames(t *testing.T) {
+	withHome(t)
+	path := writeConfig(t, "listenPort=1\n")
+	r := runFake(t, nil, false, "--configFile", path, "--listenPort=2", "--printConfigItem")
+	if r.code != 0 || !strings.Contains(r.stdout, "\nlistenPort=2\n") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestBadValues(t *testing.T) {
+	withHome(t)
+	f := func(args []string, code int, wantErr string) {
+		t.Helper()
+		r := runFake(t, nil, false, args...)
+		if r.code != code {
+			t.Fatalf("%q: exit %d, want %d; stderr %s", args, r.code, code, r.stderr)
+		}
+		if !strings.Contains(r.stderr, wantErr) {
+			t.Fatalf("%q: stderr %q lacks %q", args, r.stderr, wantErr)
+		}
+	}
+	f([]string{"--listenPort", "abc", "-p"}, 2, `config: listenPort="abc": not an integer`)
+	f([]string{"--set", "enableTopicList=maybe", "-p"}, 2, `config: enableTopicList="maybe": not a boolean`)
+	f([]string{"--set", "noequals", "-p"}, 2, `want key=value`)
+	f([]string{"--nosuchflag", "-p"}, 2, "nosuchflag")
+	f([]string{"-p", "extra"}, 2, "unexpected arguments")
+	f([]string{"--logLevel", "loud", "-p"}, 1, `logLevel="loud"`)
+	f([]string{"--listenPort", "70000", "-p"}, 1, "listenPort=70000")
+
+	bad := writeConfig(t, "a=1\nlistenPort=abc\n")
+	f([]string{"-c", bad, "-p"}, 1, `config: listenPort="abc" (line 2): not an integer`)
+	f([]string{"-c", bad, "-p"}, 1, bad)
+	malformed := writeConfig(t, "a=\\u12\n")
+	f([]string{"-c", malformed, "-p"}, 1, "line 1")
+	f([]string{"-c", filepath.Join(t.TempDir(), "missing.properties"), "-p"}, 1, "missing.properties")
+}
+
+func TestUnknownKeysWarnOncePerKey(t *testing.T) {
+	withHome(t)
+	path := writeConfig(t, "serverWorkerThreads=16\nfoo=bar\nlistenPort=9876\n")
+	r := runFake(t, nil, false, "-c", path, "--set", "baz=1", "-p")
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr %s", r.code, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("want 3 warning lines, got:\n%s", r.stderr)
+	}
+	for i, want := range []string{"serverWorkerThreads (line 1)", `unknown key \"foo\" (line 2)`, `unknown key \"baz\"`} {
+		if !strings.Contains(lines[i], "level=WARN") || !strings.Contains(lines[i], want) {
+			t.Errorf("line %d = %s, want a warning about %s", i, lines[i], want)
+		}
+	}
+	// Kept keys are printed like Java's GET_NAMESRV_CONFIG does.
+	for _, line := range []string{"\nfoo=bar\n", "\nbaz=1\n", "\nserverWorkerThreads=16\n"} {
+		if !strings.Contains(r.stdout, line) {
+			t.Errorf("stdout lacks %q", line)
+		}
+	}
+}
+
+func TestJSONLogs(t *testing.T) {
+	withHome(t)
+	r := runFake(t, nil, false, "--logFormat", "json", "--set", "foo=bar", "-p")
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr %s", r.code, r.stderr)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(strings.TrimSpace(r.stderr)), &rec); err != nil {
+		t.Fatalf("stderr is not one JSON record: %v\n%s", err, r.stderr)
+	}
+	if rec["level"] != "WARN" {
+		t.Fatalf("record %v", rec)
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, arg := range []string{"-h", "--help"} {
+		r := runFake(t, nil, false, arg)
+		if r.code != 0 || !strings.Contains(r.stdout, "usage: namesrv") || !strings.Contains(r.stdout, "-listenPort") {
+			t.Fatalf("%s: exit %d\nstdout %s\nstderr %s", arg, r.code, r.stdout, r.stderr)
+		}
+	}
+}
+
+func TestServeAndShutdown(t *testing.T) {
+	withHome(t)
+	fake := &fakeServer{}
+	r := runFake(t, fake, true, "--listenPort", "0", "--kvConfigPath", "/data/kv.json")
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr %s", r.code, r.stderr)
+	}
+	if !fake.started || !fake.shutdown || !fake.deadline {
+		t.Fatalf("started=%v shutdown=%v deadline=%v", fake.started, fake.shutdown, fake.deadline)
+	}
+	if fake.cfg.ListenPort != 0 || fake.cfg.KVConfigPath != "/data/kv.json" {
+		t.Fatalf("server got %+v", fake.cfg)
+	}
+	banner := "The Name Server boot success. serializeType=JSON, address 127.0.0.1:9876"
+	if r.stdout != banner+"\n" {
+		t.Fatalf("stdout %q", r.stdout)
+	}
+	if !strings.Contains(r.stderr, banner) || !strings.Contains(r.stderr, "signal=terminated") {
+		t.Fatalf("stderr %s", r.stderr)
+	}
+}
+
+func TestStartFailure(t *testing.T) {
+	withHome(t)
+	fake := &fakeServer{startErr: errors.New("address already in use")}
+	r := runFake(t, fake, true)
+	if r.code != 1 || fake.shutdown || !strings.Contains(r.stderr, "address already in use") {
+		t.Fatalf("exit %d shutdown=%v stderr %s", r.code, fake.shutdown, r.stderr)
+	}
+}
+
+func TestNewFailure(t *testing.T) {
+	withHome(t)
+	var stdout, stderr bytes.Buffer
+	factory := func(*config.Config, *slog.Logger) (nameServer, error) {
+		return nil, errors.New("load kv config: kv: parse /x/kvConfig.json: bad")
+	}
+	code := runWith(nil, &stdout, &stderr, make(chan os.Signal), factory)
+	if code != 1 || !strings.Contains(stderr.String(), "kvConfig.json") {
+		t.Fatalf("exit %d stderr %s", code, stderr.String())
+	}
+}

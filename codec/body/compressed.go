@@ -1,0 +1,381 @@
+// The compressed REGISTER_BROKER body (header compressed=true) and the
+// encoder that produces REGISTER_BROKER bodies the way a Java broker does.
+package body
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// MaxInflated caps the decompressed size of a compressed registration. The
+// frame limit is 16 MiB, and text topic records compress roughly 10:1, so
+// 256 MiB leaves room for any real broker while stopping a zlib bomb.
+const MaxInflated = 256 << 20
+
+// decodeCompressed reads the layout Java's RegisterBrokerBody.encode(true)
+// writes into a zlib stream, all integers 4-byte big-endian:
+//
+//	len, DataVersion JSON
+//	count, then count times: len, TopicConfig text record
+//	len, filterServerList JSON
+//	count, then count times: len, TopicQueueMappingInfo JSON  (version >= 413)
+//
+// Every length is checked against the bytes left, so a lying length is an
+// error, never a panic or a large allocation. Bytes after the last section
+// are ignored, as Java stops reading there.
+func decodeCompressed(b []byte, version int32) (*RegisterBroker, error) {
+	zr, err := zlib.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("compressed register body: %w", err)
+	}
+	data, err := io.ReadAll(io.LimitReader(zr, MaxInflated+1))
+	if err != nil {
+		return nil, fmt.Errorf("compressed register body: inflate: %w", err)
+	}
+	if len(data) > MaxInflated {
+		return nil, fmt.Errorf("compressed register body: inflates beyond %d bytes", MaxInflated)
+	}
+	rd := sectionReader{data: data}
+
+	rb := &RegisterBroker{}
+	dvJSON, err := rd.chunk()
+	if err != nil {
+		return nil, fmt.Errorf("compressed register body: data version: %w", err)
+	}
+	if rb.DataVersion, _, err = DecodeDataVersion(dvJSON); err != nil {
+		return nil, fmt.Errorf("compressed register body: %w", err)
+	}
+
+	n, err := rd.count(4) // each record has at least its length word
+	if err != nil {
+		return nil, fmt.Errorf("compressed register body: topic count: %w", err)
+	}
+	rb.Topics = make([]TopicConfig, 0, n)
+	for i := 0; i < n; i++ {
+		rec, err := rd.chunk()
+		if err != nil {
+			return nil, fmt.Errorf("compressed register body: topic %d: %w", i, err)
+		}
+		tc, err := parseTopicRecord(rec)
+		if err != nil {
+			return nil, fmt.Errorf("compressed register body: topic %d: %w", i, err)
+		}
+		rb.Topics = append(rb.Topics, tc)
+	}
+
+	fsJSON, err := rd.chunk()
+	if err != nil {
+		return nil, fmt.Errorf("compressed register body: filter server list: %w", err)
+	}
+	// Java logs a bad list and goes on with an empty one; a JSON null
+	// gives no list at all.
+	if !isNull(fsJSON) {
+		rb.FilterServerList = []string{}
+		var list []string
+		if jsonAPI.Unmarshal(fsJSON, &list) == nil && list != nil {
+			rb.FilterServerList = list
+		}
+	}
+
+	if version >= versionV5_0_0 {
+		m, err := rd.count(4)
+		if err != nil {
+			return nil, fmt.Errorf("compressed register body: mapping count: %w", err)
+		}
+		for i := 0; i < m; i++ {
+			js, err := rd.chunk()
+			if err != nil {
+				return nil, fmt.Errorf("compressed register body: mapping %d: %w", i, err)
+			}
+			var head struct {
+				Topic *string `json:"topic"`
+			}
+			std, err := compactStandard(js)
+			if err == nil {
+				err = jsonAPI.Unmarshal(std, &head)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("compressed register body: mapping %d: %w", i, err)
+			}
+			if head.Topic == nil {
+				// Java's map refuses the null key and the registration fails.
+				return nil, fmt.Errorf("compressed register body: mapping %d: no topic", i)
+			}
+			if rb.MappingInfo == nil {
+				rb.MappingInfo = make(map[string][]byte, m)
+			}
+			rb.MappingInfo[*head.Topic] = std
+		}
+	}
+	return rb, nil
+}
+
+// sectionReader reads length-prefixed sections from the inflated bytes.
+type sectionReader struct {
+	data []byte
+	off  int
+}
+
+var errShort = errors.New("truncated")
+
+func (r *sectionReader) int32() (int32, error) {
+	if len(r.data)-r.off < 4 {
+		return 0, errShort
+	}
+	v := int32(binary.BigEndian.Uint32(r.data[r.off:]))
+	r.off += 4
+	return v, nil
+}
+
+// count reads an element count and checks that count elements of at least
+// minSize bytes each could still follow.
+func (r *sectionReader) count(minSize int) (int, error) {
+	v, err := r.int32()
+	if err != nil {
+		return 0, err
+	}
+	if v < 0 || int64(v)*int64(minSize) > int64(len(r.data)-r.off) {
+		return 0, fmt.Errorf("count %d exceeds the %d bytes left", v, len(r.data)-r.off)
+	}
+	return int(v), nil
+}
+
+// chunk reads a length and that many bytes; the slice points into the
+// inflated buffer.
+func (r *sectionReader) chunk() ([]byte, error) {
+	v, err := r.int32()
+	if err != nil {
+		return nil, err
+	}
+	if v < 0 || int64(v) > int64(len(r.data)-r.off) {
+		return nil, fmt.Errorf("length %d exceeds the %d bytes left", v, len(r.data)-r.off)
+	}
+	b := r.data[r.off : r.off+int(v)]
+	r.off += int(v)
+	return b, nil
+}
+
+// parseTopicRecord parses TopicConfig.encode() text: "name read write perm
+// filterType[ attributesJSON]". Like Java's String.split(" "), trailing
+// empty fields vanish and inner empty ones fail the number parse. The
+// record carries no topicSysFlag or order: they decode as 0 and false.
+// Attributes that do not parse (Java's split breaks any value holding a
+// space) are dropped silently, as Java does.
+func parseTopicRecord(rec []byte) (TopicConfig, error) {
+	var fields [6][]byte
+	nf := 0
+	rest := rec
+	for nf < len(fields) {
+		i := bytes.IndexByte(rest, ' ')
+		if i < 0 {
+			fields[nf] = rest
+			nf++
+			rest = nil
+			break
+		}
+		fields[nf] = rest[:i]
+		nf++
+		rest = rest[i+1:]
+	}
+	// Trailing empty fields do not count (String.split semantics).
+	for nf > 0 && len(fields[nf-1]) == 0 && len(rest) == 0 {
+		nf--
+	}
+	if nf < 5 {
+		return TopicConfig{}, fmt.Errorf("record %q: want at least 5 fields", rec)
+	}
+	tc := TopicConfig{TopicName: string(fields[0])}
+	var err error
+	if tc.ReadQueueNums, err = parseInt32(fields[1]); err != nil {
+		return TopicConfig{}, fmt.Errorf("record %q: readQueueNums: %w", rec, err)
+	}
+	if tc.WriteQueueNums, err = parseInt32(fields[2]); err != nil {
+		return TopicConfig{}, fmt.Errorf("record %q: writeQueueNums: %w", rec, err)
+	}
+	if tc.Perm, err = parseInt32(fields[3]); err != nil {
+		return TopicConfig{}, fmt.Errorf("record %q: perm: %w", rec, err)
+	}
+	switch ft := string(fields[4]); ft {
+	case "SINGLE_TAG", "MULTI_TAG":
+		tc.TopicFilterType = ft
+	default:
+		// TopicFilterType.valueOf throws on anything else.
+		return TopicConfig{}, fmt.Errorf("record %q: unknown topicFilterType %q", rec, ft)
+	}
+	if nf == 6 {
+		var attrs map[string]string
+		if jsonAPI.Unmarshal(fields[5], &attrs) == nil {
+			tc.Attributes = attrs
+		}
+	}
+	return tc, nil
+}
+
+// EncodeRegisterBroker produces the REGISTER_BROKER body a Java broker
+// sends for rb at the given request version: the plain JSON form, or with
+// compressed the zlib layout read by decodeCompressed, deflated at level 9
+// like java.util.zip.Deflater(BEST_COMPRESSION). Versions below 37 get the
+// bare wrapper; from 413 (5.0.0) on the wrapper has the 5.x mapping keys.
+// Topics are written in rb's order, mappings sorted by topic.
+func EncodeRegisterBroker(rb *RegisterBroker, compressed bool, version int32) ([]byte, error) {
+	if compressed {
+		return encodeCompressed(rb, version)
+	}
+	var dst []byte
+	if version >= versionV3_0_11 {
+		dst = append(dst, `{"filterServerList":`...)
+		dst = appendStringList(dst, rb.FilterServerList, Legacy)
+		dst = append(dst, `,"topicConfigSerializeWrapper":`...)
+	}
+	dst = append(dst, `{"dataVersion":`...)
+	dst = AppendDataVersion(dst, rb.DataVersion)
+	v5 := version >= versionV5_0_0
+	if v5 {
+		// A 5.x broker versions its mappings apart; the NameServer never
+		// reads that version, so a zero one stands in for it.
+		dst = append(dst, `,"mappingDataVersion":`...)
+		dst = AppendDataVersion(dst, DataVersion{})
+	}
+	dst = append(dst, `,"topicConfigTable":{`...)
+	for i := range rb.Topics {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = AppendString(dst, rb.Topics[i].TopicName, Legacy)
+		dst = append(dst, ':')
+		dst = appendTopicConfig(dst, &rb.Topics[i])
+	}
+	dst = append(dst, '}')
+	if v5 {
+		// The NameServer reads only the info map; details stay empty.
+		dst = append(dst, `,"topicQueueMappingDetailMap":{}`...)
+	}
+	if v5 || len(rb.MappingInfo) > 0 {
+		dst = append(dst, `,"topicQueueMappingInfoMap":{`...)
+		for i, topic := range sortedKeys(rb.MappingInfo) {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = AppendString(dst, topic, Legacy)
+			dst = append(dst, ':')
+			var err error
+			if dst, err = appendJSON(dst, rb.MappingInfo[topic], Legacy); err != nil {
+				return nil, fmt.Errorf("encode mapping of %q: %w", topic, err)
+			}
+		}
+		dst = append(dst, '}')
+	}
+	dst = append(dst, '}')
+	if version >= versionV3_0_11 {
+		dst = append(dst, '}')
+	}
+	return dst, nil
+}
+
+func appendTopicConfig(dst []byte, tc *TopicConfig) []byte {
+	dst = append(dst, '{')
+	if tc.Attributes != nil {
+		dst = append(dst, `"attributes":`...)
+		dst = appendStringMap(dst, tc.Attributes)
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"order":`...)
+	dst = AppendBool(dst, tc.Order)
+	dst = append(dst, `,"perm":`...)
+	dst = AppendInt32(dst, tc.Perm)
+	dst = append(dst, `,"readQueueNums":`...)
+	dst = AppendInt32(dst, tc.ReadQueueNums)
+	filter := tc.TopicFilterType
+	if filter == "" {
+		filter = defaultFilterType
+	}
+	dst = append(dst, `,"topicFilterType":`...)
+	dst = AppendString(dst, filter, Legacy)
+	dst = append(dst, `,"topicName":`...)
+	dst = AppendString(dst, tc.TopicName, Legacy)
+	dst = append(dst, `,"topicSysFlag":`...)
+	dst = AppendInt32(dst, tc.TopicSysFlag)
+	dst = append(dst, `,"writeQueueNums":`...)
+	dst = AppendInt32(dst, tc.WriteQueueNums)
+	return append(dst, '}')
+}
+
+// appendStringMap writes a legacy map[string]string with sorted keys.
+func appendStringMap(dst []byte, m map[string]string) []byte {
+	dst = append(dst, '{')
+	for i, k := range sortedKeys(m) {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = AppendString(dst, k, Legacy)
+		dst = append(dst, ':')
+		dst = AppendString(dst, m[k], Legacy)
+	}
+	return append(dst, '}')
+}
+
+func encodeCompressed(rb *RegisterBroker, version int32) ([]byte, error) {
+	var raw []byte
+	section := func(b []byte) {
+		raw = binary.BigEndian.AppendUint32(raw, uint32(len(b)))
+		raw = append(raw, b...)
+	}
+	section(AppendDataVersion(nil, rb.DataVersion))
+	raw = binary.BigEndian.AppendUint32(raw, uint32(len(rb.Topics)))
+	var rec []byte
+	for i := range rb.Topics {
+		rec = appendTopicRecord(rec[:0], &rb.Topics[i], version)
+		section(rec)
+	}
+	section(appendStringList(nil, rb.FilterServerList, Legacy))
+	if version >= versionV5_0_0 {
+		raw = binary.BigEndian.AppendUint32(raw, uint32(len(rb.MappingInfo)))
+		for _, topic := range sortedKeys(rb.MappingInfo) {
+			js, err := appendJSON(nil, rb.MappingInfo[topic], Legacy)
+			if err != nil {
+				return nil, fmt.Errorf("encode mapping of %q: %w", topic, err)
+			}
+			section(js)
+		}
+	}
+	var out bytes.Buffer
+	zw, err := zlib.NewWriterLevel(&out, zlib.BestCompression)
+	if err != nil {
+		return nil, fmt.Errorf("compress register body: %w", err)
+	}
+	if _, err := zw.Write(raw); err != nil {
+		return nil, fmt.Errorf("compress register body: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return nil, fmt.Errorf("compress register body: %w", err)
+	}
+	return out.Bytes(), nil
+}
+
+// appendTopicRecord writes TopicConfig.encode(): 5.x brokers (version >=
+// 413) add a trailing space and the attributes JSON ("{}" when empty); 4.x
+// brokers stop after the filter type.
+func appendTopicRecord(dst []byte, tc *TopicConfig, version int32) []byte {
+	dst = append(dst, tc.TopicName...)
+	dst = append(dst, ' ')
+	dst = AppendInt32(dst, tc.ReadQueueNums)
+	dst = append(dst, ' ')
+	dst = AppendInt32(dst, tc.WriteQueueNums)
+	dst = append(dst, ' ')
+	dst = AppendInt32(dst, tc.Perm)
+	dst = append(dst, ' ')
+	filter := tc.TopicFilterType
+	if filter == "" {
+		filter = defaultFilterType
+	}
+	dst = append(dst, filter...)
+	if version >= versionV5_0_0 {
+		dst = append(dst, ' ')
+		dst = appendStringMap(dst, tc.Attributes)
+	}
+	return dst
+}

@@ -1,0 +1,195 @@
+// Tests of the compressed REGISTER_BROKER layout: round trips, the 4.x
+// record shape, and rejection of broken bodies.
+package body
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func deflate(t testing.TB, raw []byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw, err := zlib.NewWriterLevel(&b, zlib.BestCompression)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := zw.Write(raw); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// layout builds an inflated body: ints are written as 4-byte words,
+// strings as length-prefixed sections.
+func layout(parts ...any) []byte {
+	var b []byte
+	for _, p := range parts {
+		switch v := p.(type) {
+		case int:
+			b = binary.BigEndian.AppendUint32(b, uint32(v))
+		case string:
+			b = binary.BigEndian.AppendUint32(b, uint32(len(v)))
+			b = append(b, v...)
+		}
+	}
+	return b
+}
+
+func TestCompressedRoundTrip(t *testing.T) {
+	rb := &RegisterBroker{
+		FilterServerList: []string{"10.0.0.1:30000"},
+		DataVersion:      DataVersion{Counter: 7, StateVersion: 2, Timestamp: 1700000000123},
+		Topics: []TopicConfig{
+			{TopicName: "TopicTest", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG", Attributes: map[string]string{}},
+			{TopicName: "Fifo", ReadQueueNums: 1, WriteQueueNums: 2, Perm: 7, TopicSysFlag: 3, Order: true, TopicFilterType: "MULTI_TAG", Attributes: map[string]string{"message.type": "FIFO"}},
+			// A value with a space breaks Java's split: attributes dropped.
+			{TopicName: "Spaced", ReadQueueNums: 8, WriteQueueNums: 8, Perm: 6, TopicFilterType: "SINGLE_TAG", Attributes: map[string]string{"a": "b c"}},
+		},
+		MappingInfo: map[string][]byte{
+			"StaticTopic": []byte(`{"bname":"broker-a","currIdMap":{"0":0},"dirty":false,"epoch":1700000000000,"scope":"__global__","topic":"StaticTopic","totalQueues":2}`),
+		},
+	}
+	z, err := EncodeRegisterBroker(rb, true, 413)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(z) < 2 || z[0] != 0x78 || z[1] != 0xda {
+		t.Fatalf("not a level-9 zlib stream: % x", z[:2])
+	}
+	got, err := DecodeRegisterBroker(z, true, 413)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &RegisterBroker{
+		FilterServerList: []string{"10.0.0.1:30000"},
+		DataVersion:      rb.DataVersion,
+		Topics: []TopicConfig{
+			{TopicName: "TopicTest", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG", Attributes: map[string]string{}},
+			{TopicName: "Fifo", ReadQueueNums: 1, WriteQueueNums: 2, Perm: 7, TopicFilterType: "MULTI_TAG", Attributes: map[string]string{"message.type": "FIFO"}},
+			{TopicName: "Spaced", ReadQueueNums: 8, WriteQueueNums: 8, Perm: 6, TopicFilterType: "SINGLE_TAG"},
+		},
+		MappingInfo: rb.MappingInfo,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("round trip:\ngot  %+v\nwant %+v", got, want)
+	}
+
+	// A 4.x broker: 5-field records, no mapping section.
+	z, err = EncodeRegisterBroker(rb, true, 409)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = DecodeRegisterBroker(z, true, 409)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want.Topics {
+		want.Topics[i].Attributes = nil
+	}
+	want.MappingInfo = nil
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("4.x round trip:\ngot  %+v\nwant %+v", got, want)
+	}
+}
+
+func TestCompressedJavaShapes(t *testing.T) {
+	f := func(raw []byte, version int32, want *RegisterBroker) {
+		t.Helper()
+		got, err := DecodeRegisterBroker(deflate(t, raw), true, version)
+		if err != nil {
+			t.Fatalf("decode: %v", err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("\ngot  %+v\nwant %+v", got, want)
+		}
+	}
+	dv := DataVersion{Counter: 42, Timestamp: 1700000000123}
+	// 4.9.8 broker with compressedRegister=true: exactly 5 fields.
+	f(layout(`{"counter":42,"timestamp":1700000000123}`, 2, "TopicTest 4 4 6 SINGLE_TAG", "TBW102 8 8 7 SINGLE_TAG", `[]`), 409,
+		&RegisterBroker{FilterServerList: []string{}, DataVersion: dv, Topics: []TopicConfig{
+			{TopicName: "TopicTest", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"},
+			{TopicName: "TBW102", ReadQueueNums: 8, WriteQueueNums: 8, Perm: 7, TopicFilterType: "SINGLE_TAG"},
+		}})
+	// A trailing space with nothing after it is no 6th field; bytes past
+	// the last section are ignored.
+	f(append(layout(`{"counter":42,"timestamp":1700000000123}`, 1, "T 1 1 6 MULTI_TAG ", `["a:1"]`), "junk"...), 409,
+		&RegisterBroker{FilterServerList: []string{"a:1"}, DataVersion: dv, Topics: []TopicConfig{
+			{TopicName: "T", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6, TopicFilterType: "MULTI_TAG"},
+		}})
+	// 5.x with a mapping written by fastjson (bare keys); a bad filter list
+	// is logged and replaced by an empty one in Java.
+	f(layout(`{"counter":42,"stateVersion":0,"timestamp":1700000000123}`, 1, `T 1 1 6 SINGLE_TAG {"k":"v"}`, `[1,`, 1,
+		`{"bname":"broker-a","currIdMap":{0:0},"topic":"T"}`), 413,
+		&RegisterBroker{FilterServerList: []string{}, DataVersion: dv, Topics: []TopicConfig{
+			{TopicName: "T", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6, TopicFilterType: "SINGLE_TAG", Attributes: map[string]string{"k": "v"}},
+		}, MappingInfo: map[string][]byte{"T": []byte(`{"bname":"broker-a","currIdMap":{"0":0},"topic":"T"}`)}})
+	// Zero mappings leave MappingInfo nil.
+	f(layout(`{}`, 0, `[]`, 0), 413, &RegisterBroker{FilterServerList: []string{}, Topics: []TopicConfig{}})
+}
+
+func TestCompressedRejects(t *testing.T) {
+	good := layout(`{"counter":1,"timestamp":2}`, 1, "T 1 1 6 SINGLE_TAG", `[]`, 0)
+	f := func(name string, body []byte, version int32) {
+		t.Helper()
+		if rb, err := DecodeRegisterBroker(body, true, version); err == nil {
+			t.Errorf("%s: no error, got %+v", name, rb)
+		}
+	}
+	z := deflate(t, good)
+	if _, err := DecodeRegisterBroker(z, true, 413); err != nil {
+		t.Fatalf("good body: %v", err)
+	}
+	for n := 1; n < len(z); n++ {
+		f("truncated stream", z[:n], 413)
+	}
+	bad := bytes.Clone(z)
+	bad[len(bad)-1] ^= 0xFF
+	f("bad checksum", bad, 413)
+	f("not zlib", []byte(`{"filterServerList":[]}`), 409)
+	f("raw deflate", z[2:], 409)
+	for cut := 1; cut < len(good); cut++ {
+		f("truncated layout", deflate(t, good[:cut]), 413)
+	}
+	f("mapping section missing at 413", deflate(t, layout(`{}`, 0, `[]`)), 413)
+	f("lying data version length", deflate(t, layout(0x7FFFFFF0)), 409)
+	f("negative length", deflate(t, layout(-1)), 409)
+	f("lying topic count", deflate(t, layout(`{}`, 0x10000000, "T 1 1 6 SINGLE_TAG", `[]`)), 409)
+	f("negative topic count", deflate(t, layout(`{}`, -5, `[]`)), 409)
+	f("lying record length", deflate(t, append(layout(`{}`, 1, 1<<30), "T 1 1 6 SINGLE_TAG"...)), 409)
+	f("lying mapping count", deflate(t, layout(`{}`, 0, `[]`, 1000)), 413)
+	f("bad data version", deflate(t, layout(`{"counter":"x"}`, 0, `[]`)), 409)
+	f("four fields", deflate(t, layout(`{}`, 1, "T 1 1 6", `[]`)), 409)
+	f("bad number", deflate(t, layout(`{}`, 1, "T x 1 6 SINGLE_TAG", `[]`)), 409)
+	f("double space", deflate(t, layout(`{}`, 1, "T  1 1 6 SINGLE_TAG", `[]`)), 409)
+	f("unknown filter type", deflate(t, layout(`{}`, 1, "T 1 1 6 NO_TAG", `[]`)), 409)
+	f("mapping without topic", deflate(t, layout(`{}`, 0, `[]`, 1, `{"bname":"b"}`)), 413)
+	f("broken mapping", deflate(t, layout(`{}`, 0, `[]`, 1, `{"topic":`)), 413)
+}
+
+func TestParseTopicRecord(t *testing.T) {
+	f := func(rec string, want TopicConfig) {
+		t.Helper()
+		got, err := parseTopicRecord([]byte(rec))
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: got %+v (%v), want %+v", rec, got, err, want)
+		}
+	}
+	f("TopicTest 4 4 6 SINGLE_TAG", TopicConfig{TopicName: "TopicTest", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"})
+	f("TopicTest 4 4 6 SINGLE_TAG {}", TopicConfig{TopicName: "TopicTest", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG", Attributes: map[string]string{}})
+	f("T -1 2147483647 0 SINGLE_TAG not-json", TopicConfig{TopicName: "T", ReadQueueNums: -1, WriteQueueNums: 2147483647, TopicFilterType: "SINGLE_TAG"})
+	f(`T 1 1 6 SINGLE_TAG {"a":"b"} extra`, TopicConfig{TopicName: "T", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6, TopicFilterType: "SINGLE_TAG", Attributes: map[string]string{"a": "b"}})
+	f(" 1 1 6 SINGLE_TAG", TopicConfig{ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6, TopicFilterType: "SINGLE_TAG"})
+	for _, bad := range []string{"", "T", "T 1 1 6 ", "T 1 1 2147483648 SINGLE_TAG", strings.Repeat(" ", 10)} {
+		if got, err := parseTopicRecord([]byte(bad)); err == nil {
+			t.Errorf("%q: no error, got %+v", bad, got)
+		}
+	}
+}

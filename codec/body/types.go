@@ -1,0 +1,95 @@
+// Package body holds the JSON bodies of NameServer requests and responses:
+// their Go shapes, the two output dialects (fastjson's legacy form with bare
+// integer map keys, and standard JSON) and a lenient reader for what brokers
+// send.
+package body
+
+// Dialect selects how a body is written.
+type Dialect uint8
+
+const (
+	// Legacy is fastjson's default output: bare integer map keys
+	// ({0:"127.0.0.1:10911"}), non-ASCII raw, '/' unescaped.
+	Legacy Dialect = iota
+	// Standard is fastjson with BrowserCompatible|MapSortField: quoted integer
+	// keys, sorted map keys, non-ASCII as upper-case \uXXXX, '/' as "\/",
+	// longs beyond +-2^53-1 as strings.
+	Standard
+)
+
+// DataVersion is a broker's topic-config version. Equality is all three
+// fields; a 4.x broker sends no stateVersion, which reads as 0.
+type DataVersion struct {
+	StateVersion int64
+	Timestamp    int64
+	Counter      int64
+}
+
+// TopicConfig is one entry of a broker's topicConfigTable.
+type TopicConfig struct {
+	TopicName       string
+	ReadQueueNums   int32
+	WriteQueueNums  int32
+	Perm            int32
+	TopicSysFlag    int32
+	Order           bool
+	TopicFilterType string
+	Attributes      map[string]string
+}
+
+// RegisterBroker is a decoded REGISTER_BROKER body.
+type RegisterBroker struct {
+	// FilterServerList is nil when the body had no list (pre-3.0.11 brokers)
+	// and non-nil, possibly empty, when it had one: the two mean different
+	// things to the filter-server table.
+	FilterServerList []string
+	DataVersion      DataVersion
+	// Topics keeps the body's order.
+	Topics []TopicConfig
+	// MappingInfo holds topicQueueMappingInfoMap entries (static topics,
+	// 5.x) as compact standard JSON, keyed by topic; nil when absent.
+	MappingInfo map[string][]byte
+}
+
+// QueueData is one broker's queues of a topic.
+type QueueData struct {
+	BrokerName     string
+	ReadQueueNums  int32
+	WriteQueueNums int32
+	Perm           int32
+	TopicSysFlag   int32
+}
+
+// BrokerAddr is one brokerId -> address entry.
+type BrokerAddr struct {
+	ID   int64
+	Addr string
+}
+
+// BrokerData is one broker group (brokerName) with its addresses by id.
+type BrokerData struct {
+	Cluster    string
+	BrokerName string
+	// Addrs is sorted by ID ascending (Java's HashMap order for small Long
+	// keys, and the order standard JSON sorts them into).
+	Addrs              []BrokerAddr
+	ZoneName           string // omitted when ""
+	EnableActingMaster bool
+}
+
+// TopicRoute is the GET_ROUTEINFO_BY_TOPIC body.
+type TopicRoute struct {
+	BrokerDatas       []BrokerData
+	QueueDatas        []QueueData
+	FilterServerTable map[string][]string // brokerAddr -> filter servers; always written, {} when empty
+	OrderTopicConf    string              // omitted when ""
+	// MappingByBroker is topicQueueMappingByBroker: brokerName -> the
+	// TopicQueueMappingInfo as compact standard JSON; omitted when nil.
+	MappingByBroker map[string][]byte
+}
+
+// ClusterInfo is the GET_BROKER_CLUSTER_INFO body.
+type ClusterInfo struct {
+	Brokers  []BrokerData        // brokerAddrTable, keyed by BrokerName on the wire
+	Clusters map[string][]string // clusterAddrTable: cluster -> brokerNames
+}

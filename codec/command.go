@@ -1,0 +1,57 @@
+// Package codec holds the RocketMQ remoting wire format: frames, the JSON and
+// ROCKETMQ binary header encodings, request and response codes.
+//
+// Decoded strings point into the frame (or into the Command's own scratch
+// buffer when a JSON string had escapes): they are valid until the next
+// Decode into the same Command or until the netpoll Reader the frame came
+// from is released, whichever comes first. Anything that must outlive the
+// request (a topic stored in the route table) has to be cloned by its keeper.
+package codec
+
+// Serialize types, the high byte of the header-length word.
+const (
+	SerializeJSON     byte = 0
+	SerializeRocketMQ byte = 1
+)
+
+// Flag bits.
+const (
+	FlagResponse int32 = 1 << 0
+	FlagOneway   int32 = 1 << 1
+)
+
+// ServerVersion is what the Java 5.3.3 NameServer stamps into every command
+// it sends (MQVersion V5_3_3 ordinal); clients do not act on it.
+const ServerVersion int32 = 479
+
+// LanguageJava is the LanguageCode byte of JAVA; responses claim it so their
+// bytes match the Java server's.
+const LanguageJava byte = 0
+
+// Field is one extFields entry, in wire order.
+type Field struct {
+	Key   string
+	Value string
+}
+
+// Command is one RemotingCommand, request or response. It is reused across
+// frames: Reset keeps its slices' capacity.
+type Command struct {
+	Code     int32
+	Language byte // LanguageCode byte; JSON names are mapped to it
+	Version  int32
+	Opaque   int32
+	Flag     int32
+	Remark   string // "" is written as absent
+	// Ext holds extFields in wire order. HasExt says whether the header had
+	// an extFields object at all: Java writes none for a command without a
+	// custom header and {} for one whose fields are all null.
+	Ext    []Field
+	HasExt bool
+	Body   []byte // nil when the frame has no body
+	// SerializeType is the header encoding the frame used; responses are
+	// encoded with the request's.
+	SerializeType byte
+
+	scratch []byte // backing store for unescaped JSON strings
+}

@@ -1,0 +1,497 @@
+// The JSON header parser: a hand-written scanner over the flat object Java's
+// fastjson writes, filling a Command without maps, reflection or copies.
+package codec
+
+import (
+	"fmt"
+	"unicode/utf16"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// maxSkipDepth bounds the nesting of unknown values we skip, so a hostile
+// header cannot grow the stack; no real sender nests at all.
+const maxSkipDepth = 64
+
+// jsonScanner walks one header. Unescaped strings are appended to c.scratch,
+// which Decode sizes to the header length up front: an unescaped string is
+// never longer than its escaped form, so scratch never reallocates while
+// earlier strings still point into it.
+type jsonScanner struct {
+	buf []byte
+	pos int
+	c   *Command
+}
+
+func (s *jsonScanner) fail(format string, args ...any) error {
+	return &DecodeError{Reason: ReasonBadJSONHeader, Err: fmt.Errorf("offset %d: %s", s.pos, fmt.Sprintf(format, args...))}
+}
+
+func decodeJSONHeader(h []byte, c *Command) error {
+	if cap(c.scratch) < len(h) {
+		c.scratch = make([]byte, 0, len(h))
+	}
+	s := jsonScanner{buf: h, c: c}
+	return s.header()
+}
+
+func (s *jsonScanner) skipWS() {
+	for s.pos < len(s.buf) {
+		switch s.buf[s.pos] {
+		case ' ', '\t', '\n', '\r':
+			s.pos++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the next non-space byte, 0 at the end.
+func (s *jsonScanner) peek() byte {
+	s.skipWS()
+	if s.pos >= len(s.buf) {
+		return 0
+	}
+	return s.buf[s.pos]
+}
+
+func (s *jsonScanner) expect(b byte) error {
+	if s.peek() != b {
+		return s.fail("want %q", b)
+	}
+	s.pos++
+	return nil
+}
+
+// header parses the top-level object. Keys may come in any order; unknown
+// keys and nulls are skipped as fastjson does; a repeated key wins last.
+func (s *jsonScanner) header() error {
+	c := s.c
+	if err := s.expect('{'); err != nil {
+		return err
+	}
+	if s.peek() == '}' {
+		s.pos++
+		return s.end()
+	}
+	for {
+		if s.peek() != '"' {
+			return s.fail("want a key")
+		}
+		key, err := s.str()
+		if err != nil {
+			return err
+		}
+		if err := s.expect(':'); err != nil {
+			return err
+		}
+		if s.peek() == 'n' {
+			// null leaves the Java field at its default.
+			if err := s.literal("null"); err != nil {
+				return err
+			}
+			if key == "extFields" {
+				c.Ext = c.Ext[:0]
+				c.HasExt = false
+			}
+		} else {
+			switch key {
+			case "code":
+				c.Code, err = s.int32()
+			case "flag":
+				c.Flag, err = s.int32()
+			case "opaque":
+				c.Opaque, err = s.int32()
+			case "version":
+				c.Version, err = s.int32()
+			case "language":
+				err = s.language()
+			case "remark":
+				if s.peek() != '"' {
+					return s.fail("remark is not a string")
+				}
+				c.Remark, err = s.str()
+			case "extFields":
+				err = s.ext()
+			default:
+				// serializeTypeCurrentRPC lands here too: the frame's type
+				// byte is what counts, as in Java.
+				err = s.skip(0)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		switch s.peek() {
+		case ',':
+			s.pos++
+		case '}':
+			s.pos++
+			return s.end()
+		default:
+			return s.fail("want ',' or '}'")
+		}
+	}
+}
+
+func (s *jsonScanner) end() error {
+	if s.peek() != 0 {
+		return s.fail("data after the header object")
+	}
+	return nil
+}
+
+// language accepts the enum name or, as fastjson does, its ordinal. Names
+// and ordinals outside the enum become LanguageUnknown (Java: null).
+func (s *jsonScanner) language() error {
+	if s.peek() == '"' {
+		name, err := s.str()
+		if err != nil {
+			return err
+		}
+		s.c.Language = LanguageByName(name)
+		return nil
+	}
+	n, err := s.int32()
+	if err != nil {
+		return err
+	}
+	s.c.Language = LanguageUnknown
+	if n >= 0 && n <= 0xFF {
+		if _, ok := LanguageName(byte(n)); ok {
+			s.c.Language = byte(n)
+		}
+	}
+	return nil
+}
+
+// ext parses the extFields object. Values are strings in practice; numbers
+// and booleans are kept as their literal text (fastjson would coerce them),
+// nested objects and arrays are rejected since no header field can hold one.
+func (s *jsonScanner) ext() error {
+	c := s.c
+	if err := s.expect('{'); err != nil {
+		return err
+	}
+	// A repeated extFields key replaces the whole map, as the Java setter does.
+	c.Ext = c.Ext[:0]
+	c.HasExt = true
+	if s.peek() == '}' {
+		s.pos++
+		return nil
+	}
+	for {
+		if s.peek() != '"' {
+			return s.fail("want an extFields key")
+		}
+		key, err := s.str()
+		if err != nil {
+			return err
+		}
+		if err := s.expect(':'); err != nil {
+			return err
+		}
+		switch b := s.peek(); {
+		case b == '"':
+			v, err := s.str()
+			if err != nil {
+				return err
+			}
+			c.putExt(key, v)
+		case b == 'n':
+			if err := s.literal("null"); err != nil {
+				return err
+			}
+			c.deleteExt(key)
+		case b == 't' || b == 'f' || b == '-' || (b >= '0' && b <= '9'):
+			start := s.pos
+			if err := s.skip(0); err != nil {
+				return err
+			}
+			c.putExt(key, bytesString(s.buf[start:s.pos]))
+		default:
+			return s.fail("extFields value for %q is not a string, number or boolean", key)
+		}
+		switch s.peek() {
+		case ',':
+			s.pos++
+		case '}':
+			s.pos++
+			return nil
+		default:
+			return s.fail("want ',' or '}' in extFields")
+		}
+	}
+}
+
+// int32 parses an integer literal into the int32 Java fields hold.
+func (s *jsonScanner) int32() (int32, error) {
+	s.skipWS()
+	start := s.pos
+	if err := s.number(); err != nil {
+		return 0, err
+	}
+	whole := s.buf[start:s.pos]
+	lit := whole
+	neg := lit[0] == '-'
+	if neg {
+		lit = lit[1:]
+	}
+	var n int64
+	for _, b := range lit {
+		if b < '0' || b > '9' {
+			s.pos = start
+			return 0, s.fail("%q is not an integer", whole)
+		}
+		n = n*10 + int64(b-'0')
+		if n > 1<<31 {
+			s.pos = start
+			return 0, s.fail("integer out of int32 range")
+		}
+	}
+	if neg {
+		n = -n
+	}
+	if n > 1<<31-1 {
+		s.pos = start
+		return 0, s.fail("integer out of int32 range")
+	}
+	return int32(n), nil
+}
+
+// number validates a JSON number at s.pos and moves past it.
+func (s *jsonScanner) number() error {
+	b, p := s.buf, s.pos
+	if p < len(b) && b[p] == '-' {
+		p++
+	}
+	switch {
+	case p < len(b) && b[p] == '0':
+		p++
+	case p < len(b) && b[p] >= '1' && b[p] <= '9':
+		for p < len(b) && b[p] >= '0' && b[p] <= '9' {
+			p++
+		}
+	default:
+		return s.fail("want a number")
+	}
+	if p < len(b) && b[p] == '.' {
+		p++
+		d := p
+		for p < len(b) && b[p] >= '0' && b[p] <= '9' {
+			p++
+		}
+		if p == d {
+			s.pos = p
+			return s.fail("no digits after '.'")
+		}
+	}
+	if p < len(b) && (b[p] == 'e' || b[p] == 'E') {
+		p++
+		if p < len(b) && (b[p] == '+' || b[p] == '-') {
+			p++
+		}
+		d := p
+		for p < len(b) && b[p] >= '0' && b[p] <= '9' {
+			p++
+		}
+		if p == d {
+			s.pos = p
+			return s.fail("no digits in exponent")
+		}
+	}
+	s.pos = p
+	return nil
+}
+
+func (s *jsonScanner) literal(lit string) error {
+	if len(s.buf)-s.pos < len(lit) || string(s.buf[s.pos:s.pos+len(lit)]) != lit {
+		return s.fail("want %s", lit)
+	}
+	s.pos += len(lit)
+	return nil
+}
+
+// skip moves past one value of any kind, checking its syntax.
+func (s *jsonScanner) skip(depth int) error {
+	switch b := s.peek(); {
+	case b == '"':
+		_, err := s.strEnd()
+		return err
+	case b == '{' || b == '[':
+		if depth >= maxSkipDepth {
+			return s.fail("nesting deeper than %d", maxSkipDepth)
+		}
+		s.pos++
+		closer := byte('}')
+		if b == '[' {
+			closer = ']'
+		}
+		if s.peek() == closer {
+			s.pos++
+			return nil
+		}
+		for {
+			if b == '{' {
+				if s.peek() != '"' {
+					return s.fail("want a key")
+				}
+				if _, err := s.strEnd(); err != nil {
+					return err
+				}
+				if err := s.expect(':'); err != nil {
+					return err
+				}
+			}
+			if err := s.skip(depth + 1); err != nil {
+				return err
+			}
+			switch s.peek() {
+			case ',':
+				s.pos++
+			case closer:
+				s.pos++
+				return nil
+			default:
+				return s.fail("want ',' or %q", closer)
+			}
+		}
+	case b == 't':
+		return s.literal("true")
+	case b == 'f':
+		return s.literal("false")
+	case b == 'n':
+		return s.literal("null")
+	case b == '-' || (b >= '0' && b <= '9'):
+		return s.number()
+	}
+	return s.fail("want a value")
+}
+
+// strEnd validates the string whose opening quote is at s.pos, moves past
+// its closing quote and reports whether it holds escapes.
+func (s *jsonScanner) strEnd() (escaped bool, err error) {
+	p := s.pos + 1
+	for p < len(s.buf) {
+		switch s.buf[p] {
+		case '"':
+			s.pos = p + 1
+			return escaped, nil
+		case '\\':
+			escaped = true
+			if p+1 >= len(s.buf) {
+				s.pos = p
+				return false, s.fail("unterminated escape")
+			}
+			switch s.buf[p+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				p += 2
+			case 'u':
+				if _, ok := hex4(s.buf, p+2); !ok {
+					s.pos = p
+					return false, s.fail("bad \\u escape")
+				}
+				p += 6
+			default:
+				s.pos = p
+				return false, s.fail("bad escape \\%c", s.buf[p+1])
+			}
+		default:
+			p++
+		}
+	}
+	return false, s.fail("unterminated string")
+}
+
+// str returns the string at s.pos: a view of the header when it has no
+// escapes, else its unescaped form in c.scratch.
+func (s *jsonScanner) str() (string, error) {
+	start := s.pos + 1
+	escaped, err := s.strEnd()
+	if err != nil {
+		return "", err
+	}
+	raw := s.buf[start : s.pos-1]
+	if !escaped {
+		return bytesString(raw), nil
+	}
+	c := s.c
+	from := len(c.scratch)
+	c.scratch = unescape(c.scratch, raw)
+	out := c.scratch[from:]
+	if len(out) == 0 {
+		return "", nil
+	}
+	return unsafe.String(&out[0], len(out)), nil
+}
+
+// unescape appends the decoded form of raw, whose escapes strEnd has
+// already validated. A \u escape that is half of a surrogate pair without
+// its other half cannot be UTF-8 and becomes U+FFFD (Java would turn it into
+// '?' when it writes the string out). The output is never longer than raw.
+func unescape(dst, raw []byte) []byte {
+	for i := 0; i < len(raw); {
+		b := raw[i]
+		if b != '\\' {
+			dst = append(dst, b)
+			i++
+			continue
+		}
+		switch raw[i+1] {
+		case '"':
+			dst = append(dst, '"')
+		case '\\':
+			dst = append(dst, '\\')
+		case '/':
+			dst = append(dst, '/')
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r, _ := hex4(raw, i+2)
+			i += 6
+			if utf16.IsSurrogate(rune(r)) && r < 0xDC00 && i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
+				if r2, ok := hex4(raw, i+2); ok {
+					if pair := utf16.DecodeRune(rune(r), rune(r2)); pair != utf8.RuneError {
+						dst = utf8.AppendRune(dst, pair)
+						i += 6
+						continue
+					}
+				}
+			}
+			dst = utf8.AppendRune(dst, rune(r)) // surrogates come out as U+FFFD
+			continue
+		}
+		i += 2
+	}
+	return dst
+}
+
+// hex4 reads the four hex digits at b[i:].
+func hex4(b []byte, i int) (uint16, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	var v uint16
+	for _, c := range b[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		v = v<<4 | uint16(c)
+	}
+	return v, true
+}

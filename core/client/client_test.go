@@ -1,0 +1,389 @@
+// Tests of the client against a small fake server on the loopback interface.
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/rocketns/rocketns/codec"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// fakeServer accepts connections and hands them to the test, which plays
+// the server side frame by frame.
+type fakeServer struct {
+	ln    net.Listener
+	conns chan net.Conn
+	wg    sync.WaitGroup
+}
+
+func startFake(t testing.TB) *fakeServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	s := &fakeServer{ln: ln, conns: make(chan net.Conn, 4)}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s.conns <- c
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		s.wg.Wait()
+		close(s.conns)
+		for c := range s.conns {
+			c.Close()
+		}
+	})
+	return s
+}
+
+func (s *fakeServer) addr() string { return s.ln.Addr().String() }
+
+func (s *fakeServer) accept(t *testing.T) net.Conn {
+	t.Helper()
+	c, ok := <-s.conns
+	if !ok {
+		t.Fatal("fake server stopped")
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// readCommand reads one frame; it returns an error at EOF so serving loops
+// can stop.
+func readCommand(conn net.Conn) (*codec.Command, error) {
+	var prefix [4]byte
+	if _, err := io.ReadFull(conn, prefix[:]); err != nil {
+		return nil, err
+	}
+	n, err := codec.FrameLength(prefix[:], codec.DefaultMaxFrame)
+	if err != nil {
+		return nil, err
+	}
+	frame := make([]byte, n)
+	if _, err := io.ReadFull(conn, frame); err != nil {
+		return nil, err
+	}
+	cmd := new(codec.Command)
+	if err := codec.Decode(frame, cmd); err != nil {
+		return nil, err
+	}
+	return cmd, nil
+}
+
+func mustRead(t *testing.T, conn net.Conn) *codec.Command {
+	t.Helper()
+	cmd, err := readCommand(conn)
+	if err != nil {
+		t.Fatalf("fake server read: %v", err)
+	}
+	return cmd
+}
+
+func writeCommand(conn net.Conn, cmd *codec.Command) error {
+	_, err := conn.Write(codec.AppendFrame(nil, cmd))
+	return err
+}
+
+// reply builds the response to req the way a NameServer does.
+func reply(req *codec.Command, code int32, remark string) *codec.Command {
+	return &codec.Command{
+		Code: code, Version: codec.ServerVersion, Opaque: req.Opaque,
+		Flag: codec.FlagResponse, Remark: remark, SerializeType: req.SerializeType,
+	}
+}
+
+// serve answers every request on the next accepted connection with h and
+// passes each request to the test through the returned channel.
+func serve(t testing.TB, s *fakeServer, h func(req *codec.Command) *codec.Command) <-chan *codec.Command {
+	t.Helper()
+	got := make(chan *codec.Command, 64)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c, ok := <-s.conns
+		if !ok {
+			return
+		}
+		defer c.Close()
+		for {
+			req, err := readCommand(c)
+			if err != nil {
+				return
+			}
+			got <- req
+			if req.Flag&codec.FlagOneway != 0 {
+				continue
+			}
+			if err := writeCommand(c, h(req)); err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() { <-done })
+	return got
+}
+
+func dial(t testing.TB, addr string) *Client {
+	t.Helper()
+	c, err := Dial(context.Background(), addr)
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func (c *Client) pendingLen() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pending)
+}
+
+func TestInvokeOutOfOrderReplies(t *testing.T) {
+	s := startFake(t)
+	c := dial(t, s.addr())
+	conn := s.accept(t)
+
+	const n = 5
+	type answer struct {
+		i      int
+		remark string
+		err    error
+	}
+	answers := make(chan answer, n)
+	for i := 0; i < n; i++ {
+		go func() {
+			req := &codec.Command{Code: 105}
+			req.SetExt("topic", fmt.Sprintf("T%d", i))
+			resp, err := c.Invoke(context.Background(), req)
+			if err != nil {
+				answers <- answer{i: i, err: err}
+				return
+			}
+			answers <- answer{i: i, remark: resp.Remark}
+		}()
+	}
+	// Collect all requests first, then answer them newest first: every
+	// reply must still reach the call that sent its opaque.
+	reqs := make([]*codec.Command, n)
+	seen := make(map[int32]bool)
+	for i := range reqs {
+		reqs[i] = mustRead(t, conn)
+		if reqs[i].Flag != 0 {
+			t.Errorf("request flag = %d, want 0", reqs[i].Flag)
+		}
+		if reqs[i].SerializeType != codec.SerializeJSON {
+			t.Errorf("request serialize type = %d, want JSON", reqs[i].SerializeType)
+		}
+		if seen[reqs[i].Opaque] {
+			t.Errorf("opaque %d used twice", reqs[i].Opaque)
+		}
+		seen[reqs[i].Opaque] = true
+	}
+	for i := n - 1; i >= 0; i-- {
+		topic, _ := reqs[i].ExtValue("topic")
+		if err := writeCommand(conn, reply(reqs[i], 0, "for "+topic)); err != nil {
+			t.Fatalf("write reply: %v", err)
+		}
+	}
+	for range n {
+		a := <-answers
+		if a.err != nil {
+			t.Errorf("call %d: %v", a.i, a.err)
+			continue
+		}
+		if want := fmt.Sprintf("for T%d", a.i); a.remark != want {
+			t.Errorf("call %d got remark %q, want %q", a.i, a.remark, want)
+		}
+	}
+	if l := c.pendingLen(); l != 0 {
+		t.Errorf("pending calls left: %d", l)
+	}
+}
+
+func TestInvokeContextEnds(t *testing.T) {
+	s := startFake(t)
+	c := dial(t, s.addr())
+	conn := s.accept(t)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Invoke(ctx, &codec.Command{Code: 106})
+		errc <- err
+	}()
+	stale := mustRead(t, conn) // the request is on the wire: now give up on it
+	cancel()
+	err := <-errc
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Invoke error = %v, want context.Canceled", err)
+	}
+	if l := c.pendingLen(); l != 0 {
+		t.Errorf("pending calls left after cancel: %d", l)
+	}
+
+	// The late reply is dropped and the connection keeps working.
+	if err := writeCommand(conn, reply(stale, 0, "late")); err != nil {
+		t.Fatal(err)
+	}
+	errc2 := make(chan error, 1)
+	var resp *codec.Command
+	go func() {
+		var err error
+		resp, err = c.Invoke(context.Background(), &codec.Command{Code: 106})
+		errc2 <- err
+	}()
+	next := mustRead(t, conn)
+	if next.Opaque == stale.Opaque {
+		t.Fatalf("opaque %d reused", next.Opaque)
+	}
+	if err := writeCommand(conn, reply(next, 0, "fresh")); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errc2; err != nil {
+		t.Fatalf("second Invoke: %v", err)
+	}
+	if resp.Remark != "fresh" {
+		t.Errorf("second Invoke got remark %q, want %q", resp.Remark, "fresh")
+	}
+}
+
+func TestServerCloseFailsPendingCalls(t *testing.T) {
+	s := startFake(t)
+	c := dial(t, s.addr())
+	conn := s.accept(t)
+
+	const n = 3
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			_, err := c.Invoke(context.Background(), &codec.Command{Code: 106})
+			errs <- err
+		}()
+	}
+	for range n {
+		mustRead(t, conn)
+	}
+	conn.Close()
+	for range n {
+		err := <-errs
+		if err == nil {
+			t.Fatal("Invoke succeeded on a closed connection")
+		}
+		if !strings.Contains(err.Error(), s.addr()) {
+			t.Errorf("error %q does not name the address %s", err, s.addr())
+		}
+	}
+	// Calls after the failure fail at once with the same cause.
+	if _, err := c.Invoke(context.Background(), &codec.Command{Code: 106}); err == nil || !strings.Contains(err.Error(), s.addr()) {
+		t.Errorf("Invoke after connection loss = %v, want an error naming %s", err, s.addr())
+	}
+	if err := c.InvokeOneway(&codec.Command{Code: 904}); err == nil {
+		t.Error("InvokeOneway after connection loss succeeded")
+	}
+}
+
+func TestCloseFailsPendingCalls(t *testing.T) {
+	s := startFake(t)
+	c := dial(t, s.addr())
+	conn := s.accept(t)
+
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Invoke(context.Background(), &codec.Command{Code: 106})
+		errc <- err
+	}()
+	mustRead(t, conn)
+	if err := c.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if err := <-errc; err == nil {
+		t.Error("pending Invoke succeeded after Close")
+	}
+	if _, err := c.Invoke(context.Background(), &codec.Command{Code: 106}); !errors.Is(err, ErrClosed) {
+		t.Errorf("Invoke after Close = %v, want ErrClosed", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+func TestInvokeOneway(t *testing.T) {
+	s := startFake(t)
+	got := serve(t, s, func(req *codec.Command) *codec.Command { return reply(req, 0, "") })
+	c := dial(t, s.addr())
+
+	req := &codec.Command{Code: 322}
+	req.SetExt("brokerName", "b")
+	if err := c.InvokeOneway(req); err != nil {
+		t.Fatalf("InvokeOneway: %v", err)
+	}
+	r := <-got
+	if r.Flag != codec.FlagOneway || r.Code != 322 {
+		t.Errorf("server got code %d flag %d, want 322 flag %d", r.Code, r.Flag, codec.FlagOneway)
+	}
+	// A normal call after it still gets its answer (and Flag is reset).
+	if _, err := c.Invoke(context.Background(), req); err != nil {
+		t.Fatalf("Invoke after oneway: %v", err)
+	}
+	if r := <-got; r.Flag != 0 {
+		t.Errorf("flag after Invoke = %d, want 0", r.Flag)
+	}
+}
+
+func TestInvokeBinaryHeader(t *testing.T) {
+	s := startFake(t)
+	got := serve(t, s, func(req *codec.Command) *codec.Command {
+		resp := reply(req, 0, "")
+		v, _ := req.ExtValue("topic")
+		resp.SetExt("echo", v)
+		return resp
+	})
+	c := dial(t, s.addr())
+	req := &codec.Command{Code: 105, SerializeType: codec.SerializeRocketMQ}
+	req.SetExt("topic", "TopicTest")
+	resp, err := c.Invoke(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Invoke: %v", err)
+	}
+	if r := <-got; r.SerializeType != codec.SerializeRocketMQ {
+		t.Errorf("request went out with serialize type %d, want ROCKETMQ", r.SerializeType)
+	}
+	if v, _ := resp.ExtValue("echo"); v != "TopicTest" || resp.SerializeType != codec.SerializeRocketMQ {
+		t.Errorf("response echo %q type %d, want TopicTest / ROCKETMQ", v, resp.SerializeType)
+	}
+}
+
+func TestDialFailureNamesAddress(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	_, err = Dial(context.Background(), addr)
+	if err == nil || !strings.Contains(err.Error(), addr) {
+		t.Errorf("Dial to a closed port = %v, want an error naming %s", err, addr)
+	}
+}

@@ -1,0 +1,143 @@
+// Tests of the Java properties parser against Properties.load's edge cases.
+package config
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// dump renders properties as "key|value@line" entries for compact comparison.
+func dump(ps []Property) string {
+	var parts []string
+	for _, p := range ps {
+		parts = append(parts, fmt.Sprintf("%s|%s@%d", p.Key, p.Value, p.Line))
+	}
+	return strings.Join(parts, " ; ")
+}
+
+func TestParseProperties(t *testing.T) {
+	f := func(input, want string) {
+		t.Helper()
+		got, err := ParseProperties(strings.NewReader(input))
+		if err != nil {
+			t.Fatalf("ParseProperties(%q): %v", input, err)
+		}
+		if s := dump(got); s != want {
+			t.Fatalf("ParseProperties(%q)\n got: %q\nwant: %q", input, s, want)
+		}
+	}
+	f("", "")
+	f("\n\n  \n", "")
+	f("a=b", "a|b@1")
+	f("a=b\n", "a|b@1")
+	f("a:b\n", "a|b@1")
+	f("a b\n", "a|b@1")
+	f("a\tb\n", "a|b@1")
+	f("a\fb\n", "a|b@1")
+	// Whitespace around the separator; trailing whitespace is kept.
+	f("  a  =  b  \n", "a|b  @1")
+	f("a = = b\n", "a|= b@1")
+	f("a   :b\n", "a|b@1")
+	f("a b=c\n", "a|b=c@1")
+	// No value.
+	f("a\n", "a|@1")
+	f("a=\n", "a|@1")
+	f("=b\n", "|b@1")
+	// Comments.
+	f("# x=y\n! z=w\na=b\n", "a|b@3")
+	f("   # indented comment\na=b", "a|b@2")
+	f("a=b # not a comment\n", "a|b # not a comment@1")
+	// A comment ending in a backslash does not continue.
+	f("# comment \\\na=b\n", "a|b@2")
+	// Line terminators.
+	f("a=1\r\nb=2\rc=3\nd=4", "a|1@1 ; b|2@2 ; c|3@3 ; d|4@4")
+	// Continuations: the next line's leading blanks are dropped, a '#' there
+	// is data, an empty continuation ends the entry.
+	f("a=b\\\n   c\nd=e\n", "a|bc@1 ; d|e@3")
+	f("a=b\\\r\n  c\n", "a|bc@1")
+	f("a=b\\\n#c\n", "a|b#c@1")
+	f("a=b\\\n\nc=d\n", "a|b@1 ; c|d@3")
+	f("a=one\\\n two\\\n three\nx=y", "a|onetwothree@1 ; x|y@4")
+	f("key\\\n  =value\n", "key|value@1")
+	// An even number of trailing backslashes is an escaped backslash.
+	f("a=b\\\\\nc=d\n", "a|b\\@1 ; c|d@2")
+	f("a=b\\\\\\\nc\n", "a|b\\c@1")
+	// A continuation into end of input drops the backslash.
+	f("a=b\\", "a|b@1")
+	f("a=b\\\n", "a|b@1")
+	// Escapes.
+	f(`a=x\ty\nz\rw\f`, "a|x\ty\nz\rw\f@1")
+	f(`a\=b=c`, "a=b|c@1")
+	f(`a\:b:c`, "a:b|c@1")
+	f(`a\ b c`, "a b|c@1")
+	f(`a=\ b`, "a| b@1")
+	f(`a=\q\"\\`, `a|q"\@1`)
+	f(`\#a=b`, "#a|b@1")
+	f(`a=\u0041\u00e9\u4E2D`, "a|Aé中@1")
+	f(`a=\uD83D\uDE00`, "a|😀@1")
+	f(`a=\uD83Dx`, "a|\uFFFDx@1")
+	// UTF-8 bytes pass through.
+	f("名=值\n", "名|值@1")
+	// Repeated keys are all returned in order.
+	f("a=1\na=2\n", "a|1@1 ; a|2@2")
+}
+
+func TestParsePropertiesErrors(t *testing.T) {
+	f := func(input, wantSub string) {
+		t.Helper()
+		_, err := ParseProperties(strings.NewReader(input))
+		if err == nil {
+			t.Fatalf("ParseProperties(%q): no error", input)
+		}
+		if !strings.Contains(err.Error(), wantSub) {
+			t.Fatalf("ParseProperties(%q): error %q does not contain %q", input, err, wantSub)
+		}
+	}
+	f(`a=\u12`, "line 1")
+	f("x=1\n# c\na=\\uZZZZ\n", "line 3: value of \"a\": malformed \\uxxxx")
+	f("x=1\n\\u00g1=2\n", "line 2: key: malformed")
+	f("a=b\\\n\\u1", "line 1")
+}
+
+func TestAppendEscapedRoundTrip(t *testing.T) {
+	f := func(key, value string) {
+		t.Helper()
+		var b []byte
+		b = appendEscapedKey(b, key)
+		b = append(b, '=')
+		b = appendEscapedValue(b, value)
+		b = append(b, '\n')
+		got, err := ParseProperties(strings.NewReader(string(b)))
+		if err != nil {
+			t.Fatalf("%q: %v", b, err)
+		}
+		if len(got) != 1 || got[0].Key != key || got[0].Value != value {
+			t.Fatalf("%q read back as %q, want %s|%s", b, dump(got), key, value)
+		}
+	}
+	f("a", "b")
+	f("a b", "c d ")
+	f("k=:", "=v:")
+	f("#k", "#v")
+	f("!k", "!v")
+	f("k\\", `C:\path\to`)
+	f("k", " leading")
+	f("k", "\tleading tab")
+	f("k", "multi\nline\r\nvalue")
+	f("k\tx", "mid\ttab")
+	f("", "")
+	f("uni", "中文 ✓")
+}
+
+func TestAppendEscapedPlainValueIsRaw(t *testing.T) {
+	// Ordinary values must be byte-identical to Java's raw output.
+	got := string(appendEscapedValue(nil, "configBlackList;configStorePath;kvConfigPath"))
+	if got != "configBlackList;configStorePath;kvConfigPath" {
+		t.Fatalf("got %q", got)
+	}
+	got = string(appendEscapedValue(nil, "/home/x/namesrv/kvConfig.json"))
+	if got != "/home/x/namesrv/kvConfig.json" {
+		t.Fatalf("got %q", got)
+	}
+}

@@ -1,0 +1,315 @@
+// Broker liveness (brokerLiveTable), its expiry heap, and unregistration by
+// request, timeout or connection loss.
+package route
+
+import (
+	"container/heap"
+
+	"github.com/rocketns/rocketns/codec/body"
+)
+
+// liveInfo is one brokerLiveTable entry.
+type liveInfo struct {
+	key        addrKey
+	lastUpdate int64 // unix ms
+	timeout    int64 // ms
+	dv         body.DataVersion
+	conn       ConnID // of the latest registration
+	haAddr     string
+	name       string // brokerName and id of the latest registration, a
+	id         int64  // hint for finding the group on expiry
+	idx        int    // position in the expiry heap
+}
+
+func (li *liveInfo) deadline() int64 { return li.lastUpdate + li.timeout }
+
+// expiryHeap orders live entries by deadline so a scan costs O(expired log n)
+// instead of a pass over every broker.
+type expiryHeap []*liveInfo
+
+func (h expiryHeap) Len() int           { return len(h) }
+func (h expiryHeap) Less(i, j int) bool { return h[i].deadline() < h[j].deadline() }
+func (h expiryHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].idx, h[j].idx = i, j
+}
+func (h *expiryHeap) Push(x any) {
+	li := x.(*liveInfo)
+	li.idx = len(*h)
+	*h = append(*h, li)
+}
+func (h *expiryHeap) Pop() any {
+	old := *h
+	li := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	li.idx = -1
+	return li
+}
+
+// Eviction is a broker address dropped from the tables.
+type Eviction struct {
+	Cluster, BrokerAddr, BrokerName string
+	BrokerID                        int64
+	Reason                          string // "timeout", "conn_closed", "unregistered"
+	// Conn is the connection of the broker's latest registration, for the
+	// server to close on timeout (Java closes the channel); 0 if none.
+	Conn ConnID
+}
+
+// Eviction reasons.
+const (
+	ReasonTimeout      = "timeout"
+	ReasonConnClosed   = "conn_closed"
+	ReasonUnregistered = "unregistered"
+)
+
+// setLive stores li as the live entry of key, replacing any earlier one.
+// Called under mu.
+func (t *Table) setLive(key addrKey, li *liveInfo) {
+	li.key = key
+	if old := t.live[key]; old != nil {
+		if old.conn != li.conn {
+			t.connDel(old.conn, key)
+			t.connAdd(li.conn, key)
+		}
+		li.idx = old.idx
+		*old = *li
+		heap.Fix(&t.expiry, old.idx)
+		return
+	}
+	t.live[key] = li
+	heap.Push(&t.expiry, li)
+	t.connAdd(li.conn, key)
+}
+
+// dropLive removes key's live entry, if any, and returns it. Called under mu.
+func (t *Table) dropLive(key addrKey) *liveInfo {
+	li := t.live[key]
+	if li == nil {
+		return nil
+	}
+	delete(t.live, key)
+	heap.Remove(&t.expiry, li.idx)
+	t.connDel(li.conn, key)
+	return li
+}
+
+func (t *Table) connAdd(c ConnID, key addrKey) {
+	if c == 0 {
+		return
+	}
+	set := t.conns[c]
+	if set == nil {
+		set = map[addrKey]struct{}{}
+		t.conns[c] = set
+	}
+	set[key] = struct{}{}
+}
+
+func (t *Table) connDel(c ConnID, key addrKey) {
+	if set := t.conns[c]; set != nil {
+		delete(set, key)
+		if len(set) == 0 {
+			delete(t.conns, c)
+		}
+	}
+}
+
+// touch refreshes key's liveness and reports whether it is registered.
+// Called under mu.
+func (t *Table) touch(key addrKey, now int64) *liveInfo {
+	li := t.live[key]
+	if li != nil {
+		li.lastUpdate = now
+		heap.Fix(&t.expiry, li.idx)
+	}
+	return li
+}
+
+// QueryDataVersion answers QUERY_DATA_VERSION: changed when (cluster, addr)
+// has no live entry or its stored DataVersion differs from dv (nil dv counts
+// as changed). Like Java it also refreshes the broker's liveness, since 5.x
+// brokers use it as their heartbeat towards old NameServers.
+func (t *Table) QueryDataVersion(cluster, addr string, dv *body.DataVersion) (changed bool, stored body.DataVersion, known bool) {
+	now := t.now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	li := t.touch(addrKey{cluster, addr}, now)
+	if li == nil {
+		return true, body.DataVersion{}, false
+	}
+	return dv == nil || *dv != li.dv, li.dv, true
+}
+
+// Heartbeat answers BROKER_HEARTBEAT: it refreshes (cluster, addr)'s liveness
+// if registered (never registers implicitly) and reports whether it was.
+func (t *Table) Heartbeat(cluster, addr string) bool {
+	now := t.now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.touch(addrKey{cluster, addr}, now) != nil
+}
+
+// unregReq is one address to unregister (Java UnRegisterBrokerRequestHeader).
+type unregReq struct {
+	cluster, addr, name string
+	id                  int64
+	li                  *liveInfo // already dropped from the live table, if any
+}
+
+// Unregister removes a broker address (UNREGISTER_BROKER) synchronously: its
+// live entry and filter servers, and every id of brokerName at that address
+// (by address, like Java). It returns the eviction, or nil when nothing was
+// registered there.
+func (t *Table) Unregister(cluster, addr, name string, id int64) []Eviction {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.unregister([]unregReq{{cluster: cluster, addr: addr, name: name, id: id}}, ReasonUnregistered)
+}
+
+// ScanExpired evicts every broker whose lastUpdate + timeout < now (strictly
+// less, like Java: at exactly the deadline it is still live).
+func (t *Table) ScanExpired() []Eviction {
+	now := t.now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var reqs []unregReq
+	for len(t.expiry) > 0 && t.expiry[0].deadline() < now {
+		li := t.expiry[0]
+		r := t.findBroker(li)
+		// Dropped here, not by unregister, so the loop advances even when
+		// no group holds the address.
+		r.li = t.dropLive(li.key)
+		reqs = append(reqs, r)
+	}
+	return t.unregister(reqs, ReasonTimeout)
+}
+
+// ConnClosed unregisters every broker whose latest registration came over
+// conn. Java drops only the first such broker it finds; a connection that
+// carried several registrations (a proxy, a test harness) loses them all
+// here, which is what its closing means.
+func (t *Table) ConnClosed(conn ConnID) []Eviction {
+	if conn == 0 {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	set := t.conns[conn]
+	if len(set) == 0 {
+		return nil
+	}
+	reqs := make([]unregReq, 0, len(set))
+	for key := range set {
+		reqs = append(reqs, t.findBroker(t.live[key]))
+	}
+	return t.unregister(reqs, ReasonConnClosed)
+}
+
+// findBroker locates the group and id holding li's address, as Java's
+// onChannelDestroy does: the group of the latest registration if it still
+// holds the address, else any group of the same cluster that does. Called
+// under mu.
+func (t *Table) findBroker(li *liveInfo) unregReq {
+	req := unregReq{cluster: li.key.cluster, addr: li.key.addr, id: -1}
+	if g := t.groups[li.name]; g != nil && g.cluster == li.key.cluster {
+		if id, ok := g.hasAddr(li.key.addr); ok {
+			req.name, req.id = g.name, id
+			return req
+		}
+	}
+	for _, g := range t.groups {
+		if g.cluster != li.key.cluster {
+			continue
+		}
+		if id, ok := g.hasAddr(li.key.addr); ok {
+			req.name, req.id = g.name, id
+			return req
+		}
+	}
+	return req
+}
+
+// unregister is Java's batch unregistration: one pass over reqs, then one
+// publication of the broker view, then the topic updates. Called under mu.
+func (t *Table) unregister(reqs []unregReq, reason string) []Eviction {
+	if len(reqs) == 0 {
+		return nil
+	}
+	var evs []Eviction
+	var names []string // groups whose view may change
+	removed := map[string]bool{}
+	clustersDirty := false
+	for _, r := range reqs {
+		key := addrKey{r.cluster, r.addr}
+		li := t.dropLive(key)
+		if li == nil {
+			li = r.li
+		}
+		if _, ok := t.filters[key]; ok {
+			names = append(names, t.groupsWithAddr(r.cluster, r.addr)...)
+			delete(t.filters, key)
+		}
+		touched := false
+		if g := t.groups[r.name]; g != nil {
+			touched = g.removeAddr(r.addr)
+			names = append(names, g.name)
+			if len(g.addrs) == 0 {
+				delete(t.groups, g.name)
+				removed[g.name] = true
+				if set := t.clusters[r.cluster]; set != nil {
+					delete(set, g.name)
+					if len(set) == 0 {
+						delete(t.clusters, r.cluster)
+					}
+					clustersDirty = true
+				}
+			}
+		}
+		if li == nil && !touched {
+			continue
+		}
+		ev := Eviction{Cluster: r.cluster, BrokerAddr: r.addr, BrokerName: r.name, BrokerID: r.id, Reason: reason}
+		if li != nil {
+			ev.Conn = li.conn
+			if ev.BrokerName == "" {
+				ev.BrokerName, ev.BrokerID = li.name, li.id
+			}
+		}
+		evs = append(evs, ev)
+	}
+	changed := t.publishGroups(names, clustersDirty)
+	isChanged := func(n string) bool {
+		for _, c := range changed {
+			if c == n {
+				return true
+			}
+		}
+		return false
+	}
+	seen := map[string]bool{}
+	for _, name := range names {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		if removed[name] {
+			t.rewriteBrokerQueues(name, false, func(body.QueueData) (body.QueueData, bool) { return body.QueueData{}, false })
+			delete(t.brokerTopics, name)
+			continue
+		}
+		g := t.groups[name]
+		clearWrite := g != nil && g.actingMaster && !g.hasMaster()
+		if !clearWrite && !isChanged(name) {
+			continue
+		}
+		t.rewriteBrokerQueues(name, isChanged(name), func(q body.QueueData) (body.QueueData, bool) {
+			if clearWrite {
+				q.Perm &^= PermWrite
+			}
+			return q, true
+		})
+	}
+	return evs
+}

@@ -1,0 +1,137 @@
+// Package route holds the NameServer's state and rules: broker registration,
+// liveness, unregistration and topic route assembly, as pure logic over an
+// injected clock. It opens no sockets, starts no goroutines and never reads
+// the wall clock; the server calls it and does the I/O.
+//
+// # Concurrency
+//
+// Writers (every method that changes state) serialise on Table.mu, which
+// guards the broker tables: broker groups, clusters, liveness, filter servers,
+// the brokerName -> topics index and the expiry heap. Topic queue data lives
+// in a shard.Table whose per-shard writer locks are only ever taken while
+// holding Table.mu:
+//
+//	lock order: Table.mu -> shard writer lock (inside shard.Table)
+//
+// Readers (RouteBody, Route, AppendClusterInfo, the topic lists) take no lock:
+// they read an immutable brokerView published through an atomic pointer and
+// immutable topicEntry values from the shard table. Writers publish a new
+// view before the topic entries that depend on it, so a reader that sees a
+// topic entry sees a view at least as new; a topic entry's cached body is
+// therefore never built from broker data older than the entry.
+package route
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/rocketns/rocketns/shard"
+)
+
+// ConnID identifies the connection a registration came over; 0 = none.
+type ConnID uint64
+
+// Permission bits of QueueData.Perm (Java PermName).
+const (
+	PermPriority int32 = 8
+	PermRead     int32 = 4
+	PermWrite    int32 = 2
+	PermInherit  int32 = 1
+)
+
+// Topic sys flags (Java TopicSysFlag).
+const (
+	FlagUnit    int32 = 1
+	FlagUnitSub int32 = 2
+)
+
+// DefaultBrokerTimeout is Java's DEFAULT_BROKER_CHANNEL_EXPIRED_TIME in ms.
+const DefaultBrokerTimeout int64 = 120000
+
+// syncBrokerMemberPrefix marks the topics acting-master brokers query to
+// learn their group; their routes are never rewritten (Java
+// TopicValidator.SYNC_BROKER_MEMBER_GROUP_PREFIX).
+const syncBrokerMemberPrefix = "rmq_sys_SYNC_BROKER_MEMBER_"
+
+// ErrFirstSingleTopic rejects a one-topic registration from a broker id not
+// yet registered (Java returns null, the server answers SYSTEM_ERROR
+// "register broker failed"): an incremental registration that overtook the
+// broker's first full one would otherwise look like the broker's whole topic
+// set.
+var ErrFirstSingleTopic = errors.New("single-topic registration before the broker's first full registration")
+
+// Options are the NameServer settings the route rules depend on.
+type Options struct {
+	Shards               int   // topic table shards; default 256
+	DefaultBrokerTimeout int64 // ms; default 120000
+	// SupportActingMaster rewrites routes of master-less groups whose
+	// queues are read-only so the smallest slave appears as id 0.
+	SupportActingMaster bool
+	// DeleteTopicWithBrokerRegistration drops a broker's queue data for
+	// topics missing from its registration.
+	DeleteTopicWithBrokerRegistration bool
+}
+
+// Table is the NameServer's route state. Create it with New.
+type Table struct {
+	opts   Options
+	now    func() int64
+	topics *shard.Table[*topicEntry]
+	view   atomic.Pointer[brokerView]
+
+	mu           sync.Mutex
+	groups       map[string]*brokerGroup        // brokerName -> group
+	clusters     map[string]map[string]struct{} // cluster -> brokerNames
+	live         map[addrKey]*liveInfo
+	filters      map[addrKey][]string
+	brokerTopics map[string]map[string]struct{} // brokerName -> topics holding its queue data
+	conns        map[ConnID]map[addrKey]struct{}
+	expiry       expiryHeap
+}
+
+// New returns an empty table. now returns the current time in unix
+// milliseconds; it is called only by writers.
+func New(opts Options, now func() int64) *Table {
+	if opts.DefaultBrokerTimeout <= 0 {
+		opts.DefaultBrokerTimeout = DefaultBrokerTimeout
+	}
+	t := &Table{
+		opts:         opts,
+		now:          now,
+		topics:       shard.New[*topicEntry](opts.Shards),
+		groups:       map[string]*brokerGroup{},
+		clusters:     map[string]map[string]struct{}{},
+		live:         map[addrKey]*liveInfo{},
+		filters:      map[addrKey][]string{},
+		brokerTopics: map[string]map[string]struct{}{},
+		conns:        map[ConnID]map[addrKey]struct{}{},
+	}
+	t.view.Store(&brokerView{groups: map[string]*groupView{}, clusters: map[string][]string{}})
+	return t
+}
+
+// Stats counts what the table holds.
+type Stats struct {
+	Clusters     int // clusterAddrTable entries
+	BrokerGroups int // brokerAddrTable entries (brokerNames)
+	BrokerAddrs  int // brokerId -> address entries over all groups
+	Topics       int
+	Live         int // brokerLiveTable entries
+}
+
+// Stats returns the current counts.
+func (t *Table) Stats() Stats {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := Stats{
+		Clusters:     len(t.clusters),
+		BrokerGroups: len(t.groups),
+		Topics:       t.topics.Len(),
+		Live:         len(t.live),
+	}
+	for _, g := range t.groups {
+		s.BrokerAddrs += len(g.addrs)
+	}
+	return s
+}

@@ -1,0 +1,436 @@
+// Topic entries, route assembly (Java pickupTopicRouteData) and the cached
+// route bodies handed to GET_ROUTEINFO_BY_TOPIC.
+package route
+
+import (
+	"slices"
+	"strings"
+	"sync/atomic"
+
+	"github.com/rocketns/rocketns/codec/body"
+	"github.com/rocketns/rocketns/shard"
+)
+
+// topicEntry is one topic's queue data. It is immutable once stored in the
+// shard table, except for the body caches, which are filled once (first CAS
+// wins) and never replaced: a change to the topic or to a broker group it
+// references stores a new entry with empty caches.
+type topicEntry struct {
+	topic   string                        // the table key, owned (cloned) by the table
+	queues  []body.QueueData              // sorted by BrokerName, one per broker group
+	mapping map[string][]byte             // topicQueueMappingInfo by brokerName (static topics); nil when none
+	bodies  [2]atomic.Pointer[cachedBody] // by body.Dialect
+}
+
+// cachedBody is an encoded route; ok=false caches "topic not found" (every
+// queue's broker group is gone).
+type cachedBody struct {
+	b  []byte
+	ok bool
+}
+
+func (e *topicEntry) queueOf(brokerName string) (int, bool) {
+	return slices.BinarySearchFunc(e.queues, brokerName, func(q body.QueueData, n string) int {
+		return strings.Compare(q.BrokerName, n)
+	})
+}
+
+// withQueue returns a new entry whose queue for q.BrokerName is q.
+func (e *topicEntry) withQueue(q body.QueueData) *topicEntry {
+	n := &topicEntry{topic: e.topic, mapping: e.mapping}
+	i, ok := e.queueOf(q.BrokerName)
+	if ok {
+		n.queues = slices.Clone(e.queues)
+		n.queues[i] = q
+	} else {
+		n.queues = make([]body.QueueData, 0, len(e.queues)+1)
+		n.queues = append(append(append(n.queues, e.queues[:i]...), q), e.queues[i:]...)
+	}
+	return n
+}
+
+// refreshed returns a copy of e with empty body caches.
+func (e *topicEntry) refreshed() *topicEntry {
+	return &topicEntry{topic: e.topic, queues: e.queues, mapping: e.mapping}
+}
+
+// assemble builds topic's route from e and v. With deep it copies everything
+// so the caller may modify the result; otherwise the result shares immutable
+// slices and maps with e and v and is only fit for encoding.
+//
+// Unlike Java, a QueueData whose broker group is gone is left out together
+// with the missing BrokerData: writers publish broker removals before the
+// topic updates that follow from them, and a reader in between must not see
+// queues it cannot route to.
+func (t *Table) assemble(e *topicEntry, v *brokerView, deep bool) (*body.TopicRoute, bool) {
+	r := &body.TopicRoute{
+		BrokerDatas:       make([]body.BrokerData, 0, len(e.queues)),
+		QueueDatas:        make([]body.QueueData, 0, len(e.queues)),
+		FilterServerTable: map[string][]string{},
+	}
+	for _, q := range e.queues {
+		g := v.groups[q.BrokerName]
+		if g == nil {
+			continue
+		}
+		r.QueueDatas = append(r.QueueDatas, q)
+		bd := g.data
+		if deep {
+			bd.Addrs = slices.Clone(bd.Addrs)
+		}
+		r.BrokerDatas = append(r.BrokerDatas, bd)
+		for addr, fs := range g.filters {
+			if deep {
+				fs = slices.Clone(fs)
+			}
+			r.FilterServerTable[addr] = fs
+		}
+	}
+	if len(r.QueueDatas) == 0 {
+		return nil, false
+	}
+	if len(e.mapping) > 0 {
+		r.MappingByBroker = e.mapping
+		if deep {
+			r.MappingByBroker = make(map[string][]byte, len(e.mapping))
+			for k, b := range e.mapping {
+				r.MappingByBroker[k] = slices.Clone(b)
+			}
+		}
+	}
+	if t.opts.SupportActingMaster && !strings.HasPrefix(e.topic, syncBrokerMemberPrefix) {
+		actingMasterRewrite(r)
+	}
+	return r, true
+}
+
+// actingMasterRewrite is 3.4 step 6: a master-less acting-master group whose
+// queues are read-only shows its smallest-id slave as id 0, so clients can
+// do master-only reads against it.
+func actingMasterRewrite(r *body.TopicRoute) {
+	need := false
+	for i := range r.BrokerDatas {
+		if a := r.BrokerDatas[i].Addrs; len(a) > 0 && a[0].ID != 0 {
+			need = true
+			break
+		}
+	}
+	if !need {
+		return
+	}
+	for i := range r.BrokerDatas {
+		bd := &r.BrokerDatas[i]
+		if len(bd.Addrs) == 0 || bd.Addrs[0].ID == 0 || !bd.EnableActingMaster {
+			continue
+		}
+		for _, q := range r.QueueDatas {
+			if q.BrokerName != bd.BrokerName {
+				continue
+			}
+			if q.Perm&PermWrite == 0 {
+				// Addrs is sorted: the smallest id is first and becomes 0,
+				// which keeps the slice sorted. Copy: it may be shared.
+				addrs := slices.Clone(bd.Addrs)
+				addrs[0].ID = 0
+				bd.Addrs = addrs
+			}
+			break
+		}
+	}
+}
+
+// RouteBody returns the encoded GET_ROUTEINFO_BY_TOPIC body of topic in
+// dialect d, or false when the topic has no route (TOPIC_NOT_EXIST). It takes
+// no lock. The returned slice is shared by every caller and stays valid
+// forever; it must not be modified.
+func (t *Table) RouteBody(topic string, d body.Dialect) ([]byte, bool) {
+	e, ok := t.topics.Load(topic)
+	if !ok {
+		return nil, false
+	}
+	slot := &e.bodies[d&1]
+	if c := slot.Load(); c != nil {
+		return c.b, c.ok
+	}
+	c := &cachedBody{}
+	if r, ok := t.assemble(e, t.view.Load(), false); ok {
+		c.b, c.ok = body.AppendTopicRoute(nil, r, d), true
+	}
+	if !slot.CompareAndSwap(nil, c) {
+		c = slot.Load()
+	}
+	return c.b, c.ok
+}
+
+// Route returns a fresh copy of topic's route, for callers that decorate it
+// (orderTopicConf, zone filtering) before encoding.
+func (t *Table) Route(topic string) (*body.TopicRoute, bool) {
+	e, ok := t.topics.Load(topic)
+	if !ok {
+		return nil, false
+	}
+	return t.assemble(e, t.view.Load(), true)
+}
+
+// TopicList returns every topic (GET_ALL_TOPIC_LIST_FROM_NAMESERVER), in no
+// particular order.
+func (t *Table) TopicList() []string {
+	out := make([]string, 0, t.topics.Len())
+	t.topics.Range(func(k string, _ *topicEntry) bool {
+		out = append(out, k)
+		return true
+	})
+	return out
+}
+
+// TopicsByCluster returns the topics with queue data on any broker group of
+// cluster (GET_TOPICS_BY_CLUSTER); empty for an unknown cluster.
+func (t *Table) TopicsByCluster(cluster string) []string {
+	v := t.view.Load()
+	names := v.clusters[cluster]
+	out := []string{}
+	if len(names) == 0 {
+		return out
+	}
+	t.topics.Range(func(k string, e *topicEntry) bool {
+		for _, q := range e.queues {
+			if _, ok := slices.BinarySearch(names, q.BrokerName); ok {
+				out = append(out, k)
+				break
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// UnitKind selects a unit topic list.
+type UnitKind uint8
+
+const (
+	UnitTopics             UnitKind = iota // GET_UNIT_TOPIC_LIST: UNIT set
+	HasUnitSubTopics                       // GET_HAS_UNIT_SUB_TOPIC_LIST: UNIT_SUB set
+	HasUnitSubUnunitTopics                 // GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST: UNIT_SUB set, UNIT clear
+)
+
+// UnitTopicList returns the topics whose first QueueData (Java: first in hash
+// order; here: smallest brokerName) carries the flags kind asks for.
+func (t *Table) UnitTopicList(kind UnitKind) []string {
+	out := []string{}
+	t.topics.Range(func(k string, e *topicEntry) bool {
+		if len(e.queues) == 0 {
+			return true
+		}
+		f := e.queues[0].TopicSysFlag
+		var hit bool
+		switch kind {
+		case UnitTopics:
+			hit = f&FlagUnit != 0
+		case HasUnitSubTopics:
+			hit = f&FlagUnitSub != 0
+		case HasUnitSubUnunitTopics:
+			hit = f&FlagUnitSub != 0 && f&FlagUnit == 0
+		}
+		if hit {
+			out = append(out, k)
+		}
+		return true
+	})
+	return out
+}
+
+// topicUpdate is one pending change to a topic, computed under mu.
+type topicUpdate struct {
+	key string      // owned by the table
+	nv  *topicEntry // nil deletes the topic
+}
+
+// applyTopics stores updates in one batch. Called under mu.
+func (t *Table) applyTopics(ups []topicUpdate) {
+	if len(ups) == 0 {
+		return
+	}
+	keys := make([]string, len(ups))
+	for i := range ups {
+		keys[i] = ups[i].key
+	}
+	t.topics.UpdateMany(keys, func(i int, _ string, _ *topicEntry, _ bool) (*topicEntry, shard.Action) {
+		if ups[i].nv == nil {
+			return nil, shard.Delete
+		}
+		return ups[i].nv, shard.Store
+	})
+}
+
+// indexAdd and indexDel maintain brokerTopics. Called under mu.
+func (t *Table) indexAdd(brokerName, topic string) {
+	set := t.brokerTopics[brokerName]
+	if set == nil {
+		set = map[string]struct{}{}
+		t.brokerTopics[brokerName] = set
+	}
+	set[topic] = struct{}{}
+}
+
+func (t *Table) indexDel(brokerName, topic string) {
+	if set := t.brokerTopics[brokerName]; set != nil {
+		delete(set, topic)
+		if len(set) == 0 {
+			delete(t.brokerTopics, brokerName)
+		}
+	}
+}
+
+// rewriteBrokerQueues applies fn to the queue of brokerName in each of its
+// topics and republishes every one of them (also those fn leaves alone, when
+// refreshAll: their broker group changed, so their cached bodies are stale).
+// fn returns the new queue and keep=false to drop it. It returns how many
+// queues fn changed or dropped. Called under mu.
+func (t *Table) rewriteBrokerQueues(brokerName string, refreshAll bool, fn func(q body.QueueData) (nq body.QueueData, keep bool)) int {
+	set := t.brokerTopics[brokerName]
+	if len(set) == 0 {
+		return 0
+	}
+	ups := make([]topicUpdate, 0, len(set))
+	var dropped []string
+	n := 0
+	for topic := range set {
+		e, ok := t.topics.Load(topic)
+		if !ok {
+			continue
+		}
+		i, ok := e.queueOf(brokerName)
+		if !ok {
+			if refreshAll {
+				ups = append(ups, topicUpdate{topic, e.refreshed()})
+			}
+			continue
+		}
+		nq, keep := fn(e.queues[i])
+		switch {
+		case !keep:
+			n++
+			dropped = append(dropped, topic)
+			ups = append(ups, topicUpdate{topic, e.without(i)})
+		case nq != e.queues[i]:
+			n++
+			ne := e.refreshed()
+			ne.queues = slices.Clone(e.queues)
+			ne.queues[i] = nq
+			ups = append(ups, topicUpdate{topic, ne})
+		case refreshAll:
+			ups = append(ups, topicUpdate{topic, e.refreshed()})
+		}
+	}
+	t.applyTopics(ups)
+	for _, topic := range dropped {
+		t.indexDel(brokerName, topic)
+	}
+	return n
+}
+
+// without returns e minus queue i, or nil when that was the last queue.
+func (e *topicEntry) without(i int) *topicEntry {
+	if len(e.queues) == 1 {
+		return nil
+	}
+	n := e.refreshed()
+	n.queues = slices.Delete(slices.Clone(e.queues), i, i+1)
+	return n
+}
+
+// WipeWritePerm clears the write bit of brokerName's queues in every topic
+// (WIPE_WRITE_PERM_OF_BROKER) and returns how many topics hold a queue of
+// that broker, as Java counts them.
+func (t *Table) WipeWritePerm(brokerName string) int {
+	return t.setPerm(brokerName, func(p int32) int32 { return p &^ PermWrite })
+}
+
+// AddWritePerm sets brokerName's queues to exactly read|write in every topic
+// (ADD_WRITE_PERM_OF_BROKER; Java drops the other bits too) and returns how
+// many topics hold a queue of that broker.
+func (t *Table) AddWritePerm(brokerName string) int {
+	return t.setPerm(brokerName, func(int32) int32 { return PermRead | PermWrite })
+}
+
+func (t *Table) setPerm(brokerName string, perm func(int32) int32) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	count := len(t.brokerTopics[brokerName])
+	t.rewriteBrokerQueues(brokerName, false, func(q body.QueueData) (body.QueueData, bool) {
+		q.Perm = perm(q.Perm)
+		return q, true
+	})
+	return count
+}
+
+// DeleteTopic removes topic (DELETE_TOPIC_IN_NAMESRV): only its queues on
+// cluster's broker groups when cluster is not empty, all of it otherwise.
+func (t *Table) DeleteTopic(topic, cluster string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e, ok := t.topics.Load(topic)
+	if !ok {
+		return
+	}
+	ne := e
+	if cluster == "" {
+		ne = nil
+	} else {
+		for name := range t.clusters[cluster] {
+			if i, ok := ne.queueOf(name); ok {
+				ne = ne.without(i)
+				if ne == nil {
+					break
+				}
+			}
+		}
+		if ne == e {
+			return
+		}
+	}
+	for _, q := range e.queues {
+		if ne == nil {
+			t.indexDel(q.BrokerName, e.topic)
+		} else if _, ok := ne.queueOf(q.BrokerName); !ok {
+			t.indexDel(q.BrokerName, e.topic)
+		}
+	}
+	t.applyTopics([]topicUpdate{{e.topic, ne}})
+}
+
+// RegisterTopic stores queue data sent by a broker for one topic
+// (REGISTER_TOPIC_IN_NAMESRV). Java aborts at the first QueueData whose
+// broker group is unknown: a new topic is then not created at all, an
+// existing one keeps the entries put before the bad one.
+func (t *Table) RegisterTopic(topic string, queues []body.QueueData) {
+	if len(queues) == 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e, exists := t.topics.Load(topic)
+	if !exists {
+		for _, q := range queues {
+			if t.groups[q.BrokerName] == nil {
+				return
+			}
+		}
+		e = &topicEntry{topic: strings.Clone(topic)}
+	}
+	ne := e
+	for _, q := range queues {
+		if t.groups[q.BrokerName] == nil {
+			break
+		}
+		if i, ok := ne.queueOf(q.BrokerName); ok && ne.queues[i] == q {
+			continue
+		}
+		q.BrokerName = t.groups[q.BrokerName].name
+		ne = ne.withQueue(q)
+		t.indexAdd(q.BrokerName, ne.topic)
+	}
+	if ne != e {
+		t.applyTopics([]topicUpdate{{ne.topic, ne}})
+	}
+}

@@ -1,0 +1,323 @@
+// handlers.go maps request codes to handlers and holds the handlers of the
+// broker and route codes (103, 104, 105, 106, 322, 904).
+package server
+
+import (
+	"errors"
+	"hash/crc32"
+	"strings"
+	"time"
+
+	"github.com/rocketns/rocketns/codec"
+	"github.com/rocketns/rocketns/codec/body"
+	"github.com/rocketns/rocketns/core/route"
+)
+
+// handler answers one request by filling resp (code 0 and no body unless it
+// says otherwise). A returned error becomes the response code and remark.
+type handler func(s *Server, c *conn, req, resp *codec.Command) error
+
+func (s *Server) handlerFor(code int32) handler {
+	if h, ok := s.extraHandlers[code]; ok {
+		return h
+	}
+	switch code {
+	case codec.GetRouteInfoByTopic:
+		return handleRoute
+	case codec.RegisterBroker:
+		return handleRegister
+	case codec.QueryDataVersion:
+		return handleQueryDataVersion
+	case codec.BrokerHeartbeat:
+		return handleHeartbeat
+	case codec.UnregisterBroker:
+		return handleUnregister
+	case codec.GetBrokerClusterInfo:
+		return handleClusterInfo
+	case codec.PutKVConfig:
+		return handlePutKV
+	case codec.GetKVConfig:
+		return handleGetKV
+	case codec.DeleteKVConfig:
+		return handleDeleteKV
+	case codec.GetKVListByNamespace:
+		return handleKVList
+	}
+	return nil
+}
+
+// orderTopicNamespace is the KV namespace whose keys are topics and whose
+// values are "brokerName:queues;..." order-topic layouts.
+const orderTopicNamespace = "ORDER_TOPIC_CONFIG"
+
+const faqSuffix = "\nSee https://rocketmq.apache.org/docs/bestPractice/06FAQ for further details."
+
+// handleRoute is GET_ROUTEINFO_BY_TOPIC, the hot path: the route body is
+// encoded once per route change and shared by every answer.
+func handleRoute(s *Server, c *conn, req, resp *codec.Command) error {
+	topic, ok := req.ExtValue("topic")
+	if !ok {
+		return missing("topic")
+	}
+	if s.cfg.NeedWaitForService && time.Since(s.started) < secondsDuration(s.cfg.WaitSecondsForService) {
+		return refuse(codec.SystemError, "name server not ready")
+	}
+	dialect := body.Legacy
+	if req.Version >= 401 {
+		dialect = body.Standard
+	} else if v, ok := req.ExtValue("acceptStandardJsonOnly"); ok && javaBool(v) {
+		dialect = body.Standard
+	}
+	if s.cfg.OrderMessageEnable {
+		if conf, ok := s.kv.Get(orderTopicNamespace, topic); ok {
+			return routeWithOrderConf(s, c, topic, conf, dialect, resp)
+		}
+	}
+	b, ok := s.routes.RouteBody(topic, dialect)
+	if !ok {
+		return refuse(codec.TopicNotExist, "No topic route info in name server for the topic: "+topic+faqSuffix)
+	}
+	resp.Body = b
+	return nil
+}
+
+// routeWithOrderConf decorates the route with the topic's order config. It
+// is built per request, never cached: the KV value can change at any time.
+func routeWithOrderConf(s *Server, c *conn, topic, conf string, d body.Dialect, resp *codec.Command) error {
+	r, ok := s.routes.Route(topic)
+	if !ok {
+		return refuse(codec.TopicNotExist, "No topic route info in name server for the topic: "+topic+faqSuffix)
+	}
+	r.OrderTopicConf = conf
+	buf := c.buffer()
+	buf.B = body.AppendTopicRoute(buf.B[:0], r, d)
+	resp.Body = buf.B
+	return nil
+}
+
+func handleClusterInfo(s *Server, c *conn, req, resp *codec.Command) error {
+	buf := c.buffer()
+	buf.B = s.routes.AppendClusterInfo(buf.B[:0])
+	resp.Body = buf.B
+	return nil
+}
+
+// brokerHeader is the header shared by 103, 104 and 322.
+type brokerHeader struct {
+	name, addr, cluster string
+	id                  int64
+}
+
+func readBrokerHeader(req *codec.Command) (h brokerHeader, err error) {
+	if h.name, err = requireString(req, "brokerName"); err != nil {
+		return h, err
+	}
+	if h.addr, err = requireString(req, "brokerAddr"); err != nil {
+		return h, err
+	}
+	if h.cluster, err = requireString(req, "clusterName"); err != nil {
+		return h, err
+	}
+	h.id, err = requireInt64(req, "brokerId")
+	return h, err
+}
+
+func handleRegister(s *Server, c *conn, req, resp *codec.Command) error {
+	resp.HasExt = true // Java attaches RegisterBrokerResponseHeader: extFields is {} for a master
+	h, err := readBrokerHeader(req)
+	if err != nil {
+		return err
+	}
+	ha, _ := req.ExtValue("haServerAddr")
+	timeout, _, err := optInt64(req, "heartbeatTimeoutMillis")
+	if err != nil {
+		return err
+	}
+	crc, _, err := optInt64(req, "bodyCrc32")
+	if err != nil {
+		return err
+	}
+	if crc != 0 && int64(crc32.ChecksumIEEE(req.Body)&0x7FFFFFFF) != crc {
+		s.log.Warn("registration refused: crc32 not match", "peer", c.peer, "broker", h.name, "addr", h.addr)
+		return refuse(codec.SystemError, "crc32 not match")
+	}
+	compressed := false
+	if v, ok := req.ExtValue("compressed"); ok {
+		compressed = javaBool(v)
+	}
+	rb, err := body.DecodeRegisterBroker(req.Body, compressed, req.Version)
+	if err != nil {
+		s.log.Warn("registration refused: bad body", "peer", c.peer, "broker", h.name, "addr", h.addr, "err", err)
+		return refuse(codec.SystemError, "decode register broker body: "+err.Error())
+	}
+	zone, _ := req.ExtValue("__ZONE_NAME")
+	res, err := s.routes.Register(&route.Registration{
+		Cluster:                h.cluster,
+		BrokerAddr:             h.addr,
+		BrokerName:             h.name,
+		BrokerID:               h.id,
+		HAServerAddr:           ha,
+		ZoneName:               zone,
+		HeartbeatTimeoutMillis: timeout,
+		EnableActingMaster:     optBool(req, "enableActingMaster"),
+		Body:                   rb,
+		Conn:                   c.id,
+	})
+	if errors.Is(err, route.ErrFirstSingleTopic) {
+		return refuse(codec.SystemError, "register broker failed")
+	}
+	if err != nil {
+		return err
+	}
+	if res.BrokerChanged || res.TopicsChanged > 0 {
+		s.log.Info("broker registered", "cluster", h.cluster, "broker", h.name, "id", h.id, "addr", h.addr,
+			"topics", len(rb.Topics), "topics_changed", res.TopicsChanged, "peer", c.peer)
+	}
+	if res.HAServerAddr != "" {
+		resp.SetExt("haServerAddr", res.HAServerAddr)
+	}
+	if res.MasterAddr != "" {
+		resp.SetExt("masterAddr", res.MasterAddr)
+	}
+	if s.cfg.ReturnOrderTopicConfigToBroker {
+		if table, ok := s.kv.Namespace(orderTopicNamespace); ok {
+			buf := c.buffer()
+			buf.B = body.AppendKVTable(buf.B[:0], table)
+			resp.Body = buf.B
+		}
+	}
+	return nil
+}
+
+func handleUnregister(s *Server, c *conn, req, resp *codec.Command) error {
+	h, err := readBrokerHeader(req)
+	if err != nil {
+		return err
+	}
+	for _, ev := range s.routes.Unregister(h.cluster, h.addr, h.name, h.id) {
+		s.logEviction(ev)
+	}
+	return nil
+}
+
+// handleQueryDataVersion answers whether the broker's topic config changed
+// since its last registration; it doubles as a liveness heartbeat.
+func handleQueryDataVersion(s *Server, c *conn, req, resp *codec.Command) error {
+	resp.HasExt = true
+	h, err := readBrokerHeader(req)
+	if err != nil {
+		return err
+	}
+	var dv *body.DataVersion
+	if len(req.Body) > 0 {
+		v, ok, err := body.DecodeDataVersion(req.Body)
+		if err != nil {
+			return refuse(codec.SystemError, "decode data version: "+err.Error())
+		}
+		if ok {
+			dv = &v
+		}
+	}
+	changed, stored, known := s.routes.QueryDataVersion(h.cluster, h.addr, dv)
+	if changed {
+		resp.SetExt("changed", "true")
+	} else {
+		resp.SetExt("changed", "false")
+	}
+	if known {
+		buf := c.buffer()
+		buf.B = body.AppendDataVersion(buf.B[:0], stored)
+		resp.Body = buf.B
+	}
+	return nil
+}
+
+func handleHeartbeat(s *Server, c *conn, req, resp *codec.Command) error {
+	cluster, err := requireString(req, "clusterName")
+	if err != nil {
+		return err
+	}
+	addr, err := requireString(req, "brokerAddr")
+	if err != nil {
+		return err
+	}
+	s.routes.Heartbeat(cluster, addr)
+	return nil
+}
+
+// KV handlers. Values are cloned before they are stored: request strings
+// alias the connection's read buffer.
+
+func kvKey(req *codec.Command) (ns, key string, err error) {
+	ns, okNS := req.ExtValue("namespace")
+	key, okKey := req.ExtValue("key")
+	if !okNS || !okKey {
+		return "", "", refuse(codec.SystemError, "namespace or key is null")
+	}
+	return ns, key, nil
+}
+
+func handlePutKV(s *Server, c *conn, req, resp *codec.Command) error {
+	ns, key, err := kvKey(req)
+	if err != nil {
+		return err
+	}
+	value, ok := req.ExtValue("value")
+	if !ok {
+		// Java stores a null, which drops the key from the file and makes
+		// GET answer not-found: the same as a delete.
+		err = s.kv.Delete(strings.Clone(ns), strings.Clone(key))
+	} else {
+		err = s.kv.Put(strings.Clone(ns), strings.Clone(key), strings.Clone(value))
+	}
+	if err != nil {
+		s.log.Error("kv config write failed", "namespace", ns, "key", key, "err", err)
+		return refuse(codec.SystemError, "persist kv config: "+err.Error())
+	}
+	s.log.Info("kv config put", "namespace", ns, "key", key, "peer", c.peer)
+	return nil
+}
+
+func handleGetKV(s *Server, c *conn, req, resp *codec.Command) error {
+	resp.HasExt = true // GetKVConfigResponseHeader: {} even when not found
+	ns, key, err := kvKey(req)
+	if err != nil {
+		return err
+	}
+	v, ok := s.kv.Get(ns, key)
+	if !ok {
+		resp.Code = codec.QueryNotFound
+		resp.Remark = "No config item, Namespace: " + ns + " Key: " + key
+		return nil
+	}
+	resp.SetExt("value", v)
+	return nil
+}
+
+func handleDeleteKV(s *Server, c *conn, req, resp *codec.Command) error {
+	ns, key, err := kvKey(req)
+	if err != nil {
+		return err
+	}
+	if err := s.kv.Delete(strings.Clone(ns), strings.Clone(key)); err != nil {
+		s.log.Error("kv config write failed", "namespace", ns, "key", key, "err", err)
+		return refuse(codec.SystemError, "persist kv config: "+err.Error())
+	}
+	s.log.Info("kv config delete", "namespace", ns, "key", key, "peer", c.peer)
+	return nil
+}
+
+func handleKVList(s *Server, c *conn, req, resp *codec.Command) error {
+	ns, ok := req.ExtValue("namespace")
+	if !ok {
+		return missing("namespace")
+	}
+	table, ok := s.kv.Namespace(ns)
+	if !ok {
+		return refuse(codec.QueryNotFound, "No config item, Namespace: "+ns)
+	}
+	buf := c.buffer()
+	buf.B = body.AppendKVTable(buf.B[:0], table)
+	resp.Body = buf.B
+	return nil
+}

@@ -1,0 +1,225 @@
+// Package server is the NameServer's network side: the netpoll event loop,
+// per-connection state, dispatch by request code, and the periodic tasks
+// (liveness scan, idle connections, KV dump). How a route is built lives in
+// core/route; this package only wires requests to it.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cloudwego/netpoll"
+	"github.com/rocketns/rocketns/core/config"
+	"github.com/rocketns/rocketns/core/kv"
+	"github.com/rocketns/rocketns/core/route"
+	"github.com/valyala/bytebufferpool"
+)
+
+// Server is one NameServer. Everything it owns is reachable from here; there
+// is no package-level state.
+type Server struct {
+	cfg    *config.Config
+	log    *slog.Logger
+	routes *route.Table
+	kv     *kv.Store
+
+	loop     netpoll.EventLoop
+	ln       netpoll.Listener
+	serveErr chan error
+
+	started time.Time
+	now     atomic.Int64 // unix ms, refreshed every tick; a coarse clock for idle checks
+
+	connsMu  sync.Mutex
+	conns    map[route.ConnID]*conn
+	nextConn atomic.Uint64
+
+	bufPool bytebufferpool.Pool
+	// extraHandlers lets tests add codes (a handler that panics, say).
+	extraHandlers map[int32]handler
+
+	inflight sync.WaitGroup
+	closing  atomic.Bool
+	stop     chan struct{}
+	tasks    sync.WaitGroup
+}
+
+// New builds a server from cfg and loads the KV store at cfg.KVConfigPath. A
+// corrupt KV file is an error: starting with an empty store would overwrite
+// the operator's data on the first write.
+func New(cfg *config.Config, log *slog.Logger) (*Server, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	store, err := kv.Open(cfg.KVConfigPath)
+	if err != nil {
+		return nil, fmt.Errorf("load kv config: %w", err)
+	}
+	s := &Server{
+		cfg:      cfg,
+		log:      log,
+		kv:       store,
+		conns:    make(map[route.ConnID]*conn),
+		stop:     make(chan struct{}),
+		serveErr: make(chan error, 1),
+	}
+	s.routes = route.New(route.Options{
+		SupportActingMaster:               cfg.SupportActingMaster,
+		DeleteTopicWithBrokerRegistration: cfg.DeleteTopicWithBrokerRegistration,
+	}, s.clock)
+	return s, nil
+}
+
+// clock is the route table's time source: real time, read at each call, so
+// expiry decisions are exact to the millisecond.
+func (s *Server) clock() int64 { return time.Now().UnixMilli() }
+
+// Routes exposes the route table (for tests and the process's own status).
+func (s *Server) Routes() *route.Table { return s.routes }
+
+// Start listens on cfg.BindAddress:cfg.ListenPort and serves in the
+// background until Shutdown.
+func (s *Server) Start() error {
+	addr := net.JoinHostPort(s.cfg.BindAddress, strconv.Itoa(s.cfg.ListenPort))
+	ln, err := netpoll.CreateListener("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", addr, err)
+	}
+	loop, err := netpoll.NewEventLoop(s.onRequest,
+		netpoll.WithOnPrepare(s.onPrepare),
+	)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("event loop: %w", err)
+	}
+	s.ln, s.loop = ln, loop
+	s.started = time.Now()
+	s.now.Store(s.started.UnixMilli())
+	go func() { s.serveErr <- loop.Serve(ln) }()
+
+	s.every(time.Second, s.tick)
+	scan := time.Duration(s.cfg.ScanNotActiveBrokerInterval) * time.Millisecond
+	if scan <= 0 {
+		scan = 5 * time.Second
+	}
+	s.every(scan, s.scanExpired)
+	s.every(10*time.Minute, s.dumpKV)
+	return nil
+}
+
+// Addr is the address the server listens on (useful with port 0).
+func (s *Server) Addr() string {
+	if s.ln == nil {
+		return ""
+	}
+	return s.ln.Addr().String()
+}
+
+// Shutdown stops accepting connections, lets requests being handled finish,
+// closes every connection and flushes the KV store. Brokers and clients see
+// their connection close and go to another NameServer.
+func (s *Server) Shutdown(ctx context.Context) error {
+	if !s.closing.CompareAndSwap(false, true) {
+		return errors.New("server already shut down")
+	}
+	close(s.stop)
+	var errs []error
+	if s.loop != nil {
+		// netpoll's Shutdown closes the listener and idle connections.
+		if err := s.loop.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			errs = append(errs, fmt.Errorf("stop event loop: %w", err))
+		}
+	}
+	done := make(chan struct{})
+	go func() { s.inflight.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		errs = append(errs, fmt.Errorf("waiting for in-flight requests: %w", ctx.Err()))
+	}
+	for _, c := range s.snapshotConns() {
+		c.nc.Close()
+	}
+	s.tasks.Wait()
+	if err := s.kv.Flush(); err != nil {
+		errs = append(errs, fmt.Errorf("flush kv config: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// every runs fn at each period until Shutdown.
+func (s *Server) every(period time.Duration, fn func()) {
+	s.tasks.Add(1)
+	go func() {
+		defer s.tasks.Done()
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+				fn()
+			}
+		}
+	}()
+}
+
+// tick refreshes the coarse clock and closes connections idle (nothing read
+// and nothing written) for longer than serverChannelMaxIdleTimeSeconds, as
+// the Java server's IdleStateHandler does. netpoll's own idle timeout is TCP
+// keepalive, which is not the same thing.
+func (s *Server) tick() {
+	now := time.Now().UnixMilli()
+	s.now.Store(now)
+	idle := int64(s.cfg.ServerChannelMaxIdleTimeSeconds) * 1000
+	if idle <= 0 {
+		return
+	}
+	for _, c := range s.snapshotConns() {
+		if now-c.lastActive.Load() > idle {
+			s.log.Info("closing idle connection", "peer", c.peer, "idle_seconds", s.cfg.ServerChannelMaxIdleTimeSeconds)
+			c.nc.Close()
+		}
+	}
+}
+
+func (s *Server) scanExpired() {
+	for _, ev := range s.routes.ScanExpired() {
+		s.logEviction(ev)
+	}
+}
+
+func (s *Server) logEviction(ev route.Eviction) {
+	s.log.Info("broker removed", "reason", ev.Reason, "cluster", ev.Cluster,
+		"broker", ev.BrokerName, "id", ev.BrokerID, "addr", ev.BrokerAddr)
+}
+
+// dumpKV logs every KV entry, as the Java server does every 10 minutes, so an
+// operator can recover the table from logs.
+func (s *Server) dumpKV() {
+	snap := s.kv.Snapshot()
+	s.log.Info("kv config dump", "namespaces", len(snap))
+	for ns, table := range snap {
+		for k, v := range table {
+			s.log.Info("kv config", "namespace", ns, "key", k, "value", v)
+		}
+	}
+}
+
+func (s *Server) snapshotConns() []*conn {
+	s.connsMu.Lock()
+	out := make([]*conn, 0, len(s.conns))
+	for _, c := range s.conns {
+		out = append(out, c)
+	}
+	s.connsMu.Unlock()
+	return out
+}
