@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rocketns/rocketns/core/config"
+	"github.com/rocketns/rocketns/pprof"
 )
 
 // shutdownTimeout bounds how long in-flight requests and the final KV flush
@@ -88,13 +89,14 @@ func runWith(args []string, stdout, stderr io.Writer, signals <-chan os.Signal, 
 		_, _ = stdout.Write(cfg.AppendText(nil))
 		return 0
 	}
-	return serve(cfg, log, stdout, signals, newSrv)
+	return serve(cfg, opts, log, stdout, signals, newSrv)
 }
 
 // options is the parsed command line.
 type options struct {
 	configFile string
 	print      bool
+	pprof      pprof.Options // Addr "" = no profile listener
 	overrides  []config.Property // in command-line order; applied after the file
 }
 
@@ -134,6 +136,9 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int) {
 	for _, key := range []string{"listenPort", "bindAddress", "kvConfigPath", "logLevel", "logFormat"} {
 		fs.Func(key, "Set "+key+", overriding the config file", func(v string) error { return override(key, v) })
 	}
+	fs.StringVar(&o.pprof.Addr, "pprof-addr", "", "Serve net/http/pprof on this `host:port` (off by default; keep it on loopback)")
+	fs.IntVar(&o.pprof.BlockRate, "pprof-block-rate", 10000, "With --pprof-addr: sample one blocking event per this many `ns` blocked")
+	fs.IntVar(&o.pprof.MutexFraction, "pprof-mutex-fraction", 100, "With --pprof-addr: sample one in this many mutex contention events")
 	fs.Func("set", "Set any config `key=value`, overriding the config file (repeatable)", func(v string) error {
 		key, value, ok := strings.Cut(v, "=")
 		if !ok || key == "" {
@@ -192,7 +197,7 @@ func newLogger(cfg *config.Config, w io.Writer) (*slog.Logger, error) {
 }
 
 // serve starts the server and blocks until a signal arrives.
-func serve(cfg *config.Config, log *slog.Logger, stdout io.Writer, signals <-chan os.Signal, newSrv serverFactory) int {
+func serve(cfg *config.Config, opts *options, log *slog.Logger, stdout io.Writer, signals <-chan os.Signal, newSrv serverFactory) int {
 	log.Info("configuration",
 		"bindAddress", cfg.BindAddress, "listenPort", cfg.ListenPort,
 		"kvConfigPath", cfg.KVConfigPath, "configStorePath", cfg.ConfigStorePath)
@@ -211,14 +216,33 @@ func serve(cfg *config.Config, log *slog.Logger, stdout io.Writer, signals <-cha
 	log.Info(banner)
 	fmt.Fprintln(stdout, banner)
 
+	if opts.pprof.Addr != "" {
+		prof, err := pprof.Start(opts.pprof, log)
+		if err != nil {
+			log.Error("cannot start the pprof listener", "err", err)
+			shutdown(srv, log)
+			return 1
+		}
+		defer prof.Close(context.Background())
+	}
+
 	sig := <-signals
 	log.Info("shutting down", "signal", fmt.Sprint(sig), "timeout", shutdownTimeout)
-	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(ctx); err != nil {
-		log.Error("shutdown did not complete cleanly", "err", err)
+	if !shutdown(srv, log) {
 		return 1
 	}
 	log.Info("the name server has stopped")
 	return 0
+}
+
+// shutdown stops srv within shutdownTimeout and reports whether it stopped
+// cleanly.
+func shutdown(srv nameServer, log *slog.Logger) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		log.Error("shutdown did not complete cleanly", "err", err)
+		return false
+	}
+	return true
 }

@@ -242,3 +242,21 @@ func TestNewFailure(t *testing.T) {
 		t.Fatalf("exit %d stderr %s", code, stderr.String())
 	}
 }
+
+func TestPprofListenerOnlyWhenAsked(t *testing.T) {
+	withHome(t)
+	fake := &fakeServer{}
+	r := runFake(t, fake, true, "--pprof-addr", "127.0.0.1:0")
+	if r.code != 0 || !strings.Contains(r.stderr, "pprof listening") {
+		t.Fatalf("exit %d stderr %s", r.code, r.stderr)
+	}
+	r = runFake(t, &fakeServer{}, true)
+	if r.code != 0 || strings.Contains(r.stderr, "pprof") {
+		t.Fatalf("pprof started without --pprof-addr: exit %d stderr %s", r.code, r.stderr)
+	}
+	fake = &fakeServer{}
+	r = runFake(t, fake, true, "--pprof-addr", "127.0.0.1:notaport")
+	if r.code != 1 || !fake.shutdown || !strings.Contains(r.stderr, "pprof") {
+		t.Fatalf("bad pprof address: exit %d shutdown=%v stderr %s", r.code, fake.shutdown, r.stderr)
+	}
+}

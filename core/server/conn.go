@@ -23,6 +23,7 @@ type connKey struct{}
 type conn struct {
 	id         route.ConnID
 	nc         netpoll.Connection
+	out        netpoll.Writer // nc.Writer(); a LinkBuffer in in-process benchmarks
 	peer       string
 	lastActive atomic.Int64
 
@@ -56,6 +57,7 @@ func (s *Server) onPrepare(nc netpoll.Connection) context.Context {
 	c := &conn{
 		id:   route.ConnID(s.nextConn.Add(1)),
 		nc:   nc,
+		out:  nc.Writer(),
 		peer: nc.RemoteAddr().String(),
 		pool: &s.bufPool,
 	}
@@ -191,7 +193,7 @@ func (s *Server) dispatch(c *conn, req, resp *codec.Command) {
 // write queues resp on the connection's output buffer; the caller flushes.
 func (c *conn) write(resp *codec.Command) error {
 	c.hdr = codec.AppendFramePrefix(c.hdr[:0], resp, len(resp.Body))
-	w := c.nc.Writer()
+	w := c.out
 	p, err := w.Malloc(len(c.hdr))
 	if err != nil {
 		return err

@@ -22,7 +22,7 @@ import (
 	"github.com/rocketns/rocketns/core/config"
 )
 
-func testConfig(t *testing.T) *config.Config {
+func testConfig(t testing.TB) *config.Config {
 	t.Helper()
 	cfg := config.Default()
 	cfg.BindAddress = "127.0.0.1"

@@ -1,0 +1,6 @@
+//go:build race
+
+// race_test.go: allocation counts are meaningless under the race detector.
+package server
+
+const raceEnabled = true

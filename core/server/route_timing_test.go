@@ -1,0 +1,103 @@
+// route_timing_test.go measures the route query walk in process, without
+// sockets: decode from a netpoll buffer, look up, encode the response into a
+// netpoll buffer. It is the hot path the server runs per GET_ROUTEINFO_BY_TOPIC.
+package server
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/cloudwego/netpoll"
+	"github.com/rocketns/rocketns/codec"
+	"github.com/rocketns/rocketns/codec/body"
+	"github.com/rocketns/rocketns/core/route"
+)
+
+// routeWalk is one connection's worth of state for driving handle directly.
+type routeWalk struct {
+	s     *Server
+	c     *conn
+	in    *netpoll.LinkBuffer
+	out   *netpoll.LinkBuffer
+	frame []byte
+}
+
+func newRouteWalk(tb testing.TB, version int32) *routeWalk {
+	tb.Helper()
+	cfg := testConfig(tb)
+	s, err := New(cfg, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rb := &body.RegisterBroker{FilterServerList: []string{}, DataVersion: body.DataVersion{Counter: 1, Timestamp: 1}}
+	for i := 0; i < 100; i++ {
+		rb.Topics = append(rb.Topics, body.TopicConfig{TopicName: fmt.Sprintf("Topic-%d", i), ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"})
+	}
+	for _, b := range []struct {
+		name, addr string
+		id         int64
+	}{{"broker-a", "10.0.0.1:10911", 0}, {"broker-a", "10.0.0.2:10911", 1}, {"broker-b", "10.0.0.3:10911", 0}} {
+		if _, err := s.routes.Register(&route.Registration{Cluster: "DefaultCluster", BrokerName: b.name, BrokerAddr: b.addr, BrokerID: b.id, Body: rb}); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	out := netpoll.NewLinkBuffer()
+	w := &routeWalk{s: s, in: netpoll.NewLinkBuffer(), out: out,
+		c: &conn{pool: &s.bufPool, out: out, peer: "bench"}}
+	req := &codec.Command{Code: codec.GetRouteInfoByTopic, Version: version, Opaque: 1, Language: 9, HasExt: true}
+	req.SetExt("topic", "Topic-42")
+	w.frame = codec.AppendFrame(nil, req)
+	return w
+}
+
+// once runs one request through decode, lookup and encode, and returns the
+// response size.
+func (w *routeWalk) once(tb testing.TB) int {
+	if _, err := w.in.WriteBinary(w.frame); err != nil {
+		tb.Fatal(err)
+	}
+	w.in.Flush()
+	if err := codec.ReadCommand(w.in, codec.DefaultMaxFrame, &w.c.req); err != nil {
+		tb.Fatal(err)
+	}
+	w.s.handle(w.c)
+	w.in.Release()
+	w.out.Flush()
+	n := w.out.Len()
+	w.out.Skip(n)
+	w.out.Release()
+	w.c.releaseHeld()
+	return n
+}
+
+func TestRouteWalkAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
+	for _, v := range []int32{317, 479} {
+		w := newRouteWalk(t, v)
+		if n := w.once(t); n < 200 {
+			t.Fatalf("version %d: response of %d bytes is not a route", v, n)
+		}
+		if allocs := testing.AllocsPerRun(1000, func() { w.once(t) }); allocs != 0 {
+			t.Fatalf("version %d: %.1f allocations per route query, want 0", v, allocs)
+		}
+	}
+}
+
+func BenchmarkRouteQueryInProcess(b *testing.B) {
+	for _, tc := range []struct {
+		name    string
+		version int32
+	}{{"legacy", 317}, {"standard", 479}} {
+		b.Run(tc.name, func(b *testing.B) {
+			w := newRouteWalk(b, tc.version)
+			b.SetBytes(int64(w.once(b)))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				w.once(b)
+			}
+		})
+	}
+}
