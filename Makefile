@@ -4,12 +4,13 @@ BIN     := bin
 PKGS    := ./...
 BENCHTIME ?= 1s
 
-.PHONY: all build run test test-short vet fmt bench clean
+.PHONY: all build run test test-short vet fmt bench clean profile loadgen loadgen-smoke
 
 all: build
 
 build:
 	$(GO) build -o $(BIN)/namesrv ./cmd/namesrv
+	$(GO) build -o $(BIN)/nsadmin ./cmd/nsadmin
 
 # The NameServer on its defaults: 0.0.0.0:9876, KV file under $$HOME/namesrv.
 run: build
@@ -34,5 +35,31 @@ fmt:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./codec/... ./shard/... ./core/...
 
+# The load generator (bench/): bin/nsbench -h lists scenarios and flags.
+loadgen:
+	$(GO) build -o $(BIN)/nsbench ./bench/cmd/nsbench
+
+# Every scenario for about a second against an in-process server.
+loadgen-smoke:
+	$(GO) test -count=1 -run TestSmokeScenarios -v ./bench/...
+
 clean:
 	rm -rf $(BIN)
+
+# A 30 s CPU profile and a heap profile of bin/namesrv under the route
+# scenario, saved to pprof/out/. pprof/README.md says how to read them.
+PROFILE_PORT ?= 19877
+PPROF_ADDR   ?= 127.0.0.1:16061
+profile: build loadgen
+	@mkdir -p pprof/out
+	@dir=$$(mktemp -d); \
+	./$(BIN)/namesrv --bindAddress 127.0.0.1 --listenPort $(PROFILE_PORT) --kvConfigPath $$dir/kv.json \
+		--set configStorePath=$$dir/namesrv.properties --logLevel warn --pprof-addr $(PPROF_ADDR) & pid=$$!; \
+	trap "kill $$pid 2>/dev/null; wait $$pid 2>/dev/null; rm -rf $$dir" EXIT; sleep 1; \
+	./$(BIN)/nsbench -addr 127.0.0.1:$(PROFILE_PORT) -server-pid $$pid -scenario route -brokers 4 -topics 1000 \
+		-per-topic 2 -conns 32 -depth 4 -duration 40s -limit=false -quiet & load=$$!; \
+	sleep 5; \
+	$(GO) tool pprof -proto -output pprof/out/cpu.pprof "http://$(PPROF_ADDR)/debug/pprof/profile?seconds=30" && \
+	$(GO) tool pprof -proto -output pprof/out/heap.pprof "http://$(PPROF_ADDR)/debug/pprof/heap" && \
+	$(GO) tool pprof -proto -output pprof/out/mutex.pprof "http://$(PPROF_ADDR)/debug/pprof/mutex"; \
+	wait $$load; echo "profiles in pprof/out: go tool pprof -top bin/namesrv pprof/out/cpu.pprof"

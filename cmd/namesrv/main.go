@@ -96,7 +96,7 @@ func runWith(args []string, stdout, stderr io.Writer, signals <-chan os.Signal, 
 type options struct {
 	configFile string
 	print      bool
-	pprof      pprof.Options // Addr "" = no profile listener
+	pprof      pprof.Options     // Addr "" = no profile listener
 	overrides  []config.Property // in command-line order; applied after the file
 }
 

@@ -515,3 +515,22 @@ func TestDecodeSmallBodies(t *testing.T) {
 		t.Error("DecodeClusterInfo accepted a list")
 	}
 }
+
+// The decoder reads the body in place (no defensive copy), so nothing it
+// returns may alias the input: the server reuses that buffer for the next
+// frame.
+func TestDecodeRegisterBrokerOwnsItsStrings(t *testing.T) {
+	in := []byte(`{"filterServerList":["10.0.0.9:30000"],"topicConfigSerializeWrapper":{"dataVersion":{"counter":3,"stateVersion":0,"timestamp":17},"topicConfigTable":{"TopicA":{"attributes":{"k":"v"},"order":false,"perm":6,"readQueueNums":4,"topicFilterType":"SINGLE_TAG","topicName":"TopicA","topicSysFlag":0,"writeQueueNums":4}},"topicQueueMappingInfoMap":{"TopicA":{"bname":"broker-a","currIdMap":{0:0},"dirty":false,"epoch":1,"scope":"__global__","topic":"TopicA","totalQueues":1}}}}`)
+	rb, err := DecodeRegisterBroker(in, false, 479)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range in {
+		in[i] = 'x'
+	}
+	tc := rb.Topics[0]
+	if tc.TopicName != "TopicA" || tc.TopicFilterType != "SINGLE_TAG" || tc.Attributes["k"] != "v" ||
+		rb.FilterServerList[0] != "10.0.0.9:30000" || !bytes.Contains(rb.MappingInfo["TopicA"], []byte(`"bname":"broker-a"`)) {
+		t.Fatalf("decoded values changed with the input buffer: %+v %q %s", tc, rb.FilterServerList, rb.MappingInfo["TopicA"])
+	}
+}

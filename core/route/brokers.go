@@ -244,24 +244,42 @@ func (t *Table) BrokerMemberGroup(brokerName string) []body.BrokerAddr {
 }
 
 // SystemTopicList returns GET_SYSTEM_TOPIC_LIST_FROM_NS's data: every
-// cluster name and every brokerName, and the first address of the first
-// group that has one (Java takes hash order; this takes name order).
+// cluster name and the brokerNames clusterAddrTable lists under it, each name
+// once (Java fills a set), clusters first, each part sorted; and the
+// smallest-id address of the first group, by name, that has one (Java takes
+// hash order for both).
 func (t *Table) SystemTopicList() (topics []string, brokerAddr string) {
 	v := t.view.Load()
+	seen := make(map[string]bool, len(v.clusters)+len(v.groups))
 	for c := range v.clusters {
+		seen[c] = true
 		topics = append(topics, c)
 	}
 	sort.Strings(topics)
-	names := make([]string, 0, len(v.groups))
-	for n := range v.groups {
-		names = append(names, n)
+	var names []string
+	for _, members := range v.clusters {
+		for _, n := range members {
+			if !seen[n] {
+				seen[n] = true
+				names = append(names, n)
+			}
+		}
 	}
 	sort.Strings(names)
-	for _, n := range names {
-		topics = append(topics, n)
-		if brokerAddr == "" && len(v.groups[n].data.Addrs) > 0 {
-			brokerAddr = v.groups[n].data.Addrs[0].Addr
+	topics = append(topics, names...)
+	groups := make([]string, 0, len(v.groups))
+	for n := range v.groups {
+		groups = append(groups, n)
+	}
+	sort.Strings(groups)
+	for _, n := range groups {
+		if a := v.groups[n].data.Addrs; len(a) > 0 {
+			brokerAddr = a[0].Addr
+			break
 		}
+	}
+	if topics == nil {
+		topics = []string{}
 	}
 	return topics, brokerAddr
 }

@@ -4,6 +4,7 @@ package route
 
 import (
 	"container/heap"
+	"slices"
 
 	"github.com/rocketns/rocketns/codec/body"
 )
@@ -55,6 +56,10 @@ type Eviction struct {
 	// Conn is the connection of the broker's latest registration, for the
 	// server to close on timeout (Java closes the channel); 0 if none.
 	Conn ConnID
+	// MinIDChange is set when this address held its group's smallest id,
+	// the group lives on and has enableActingMaster (Java notifies only
+	// then).
+	MinIDChange *MinBrokerIDChange
 }
 
 // Eviction reasons.
@@ -162,10 +167,22 @@ type unregReq struct {
 // live entry and filter servers, and every id of brokerName at that address
 // (by address, like Java). It returns the eviction, or nil when nothing was
 // registered there.
-func (t *Table) Unregister(cluster, addr, name string, id int64) []Eviction {
+//
+// The generation fence: the live entry of (cluster, addr) remembers the
+// brokerName and brokerId of the registration that created it. A request
+// naming another brokerName or brokerId belongs to an older registration of
+// the address (the broker re-registered as another id, a slave became
+// master, the address moved to another group) and is ignored whole:
+// fenced is true and nothing changes. Java removes by address and would
+// wipe the newer registration. Without a live entry there is nothing newer
+// to protect and the request applies as in Java.
+func (t *Table) Unregister(cluster, addr, name string, id int64) (evs []Eviction, fenced bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.unregister([]unregReq{{cluster: cluster, addr: addr, name: name, id: id}}, ReasonUnregistered)
+	if li := t.live[addrKey{cluster, addr}]; li != nil && (li.name != name || li.id != id) {
+		return nil, true
+	}
+	return t.unregister([]unregReq{{cluster: cluster, addr: addr, name: name, id: id}}, ReasonUnregistered), false
 }
 
 // ScanExpired evicts every broker whose lastUpdate + timeout < now (strictly
@@ -240,6 +257,10 @@ func (t *Table) unregister(reqs []unregReq, reason string) []Eviction {
 	var evs []Eviction
 	var names []string // groups whose view may change
 	removed := map[string]bool{}
+	// minGone: groups whose smallest id left, with the eviction to carry the
+	// notification (the last one of the batch for that group, like Java's
+	// map).
+	var minGone map[string]int
 	clustersDirty := false
 	for _, r := range reqs {
 		key := addrKey{r.cluster, r.addr}
@@ -252,7 +273,9 @@ func (t *Table) unregister(reqs []unregReq, reason string) []Eviction {
 			delete(t.filters, key)
 		}
 		touched := false
+		wasMin := false
 		if g := t.groups[r.name]; g != nil {
+			wasMin = len(g.addrs) > 0 && r.id == g.addrs[0].ID
 			touched = g.removeAddr(r.addr)
 			names = append(names, g.name)
 			if len(g.addrs) == 0 {
@@ -277,7 +300,20 @@ func (t *Table) unregister(reqs []unregReq, reason string) []Eviction {
 				ev.BrokerName, ev.BrokerID = li.name, li.id
 			}
 		}
+		if wasMin && !removed[r.name] {
+			if minGone == nil {
+				minGone = map[string]int{}
+			}
+			minGone[r.name] = len(evs)
+		}
 		evs = append(evs, ev)
+	}
+	for name, i := range minGone {
+		// The group as the whole batch left it, like Java, which keeps a
+		// reference to the live map.
+		if g := t.groups[name]; g != nil && g.actingMaster {
+			evs[i].MinIDChange = minIDChange(g.name, slices.Clone(g.addrs), evs[i].BrokerAddr, "")
+		}
 	}
 	changed := t.publishGroups(names, clustersDirty)
 	isChanged := func(n string) bool {

@@ -32,6 +32,9 @@ type RegisterResult struct {
 	BrokerChanged bool
 	// TopicsChanged counts topics whose queue data changed.
 	TopicsChanged int
+	// MinIDChange is set when this broker's id is lower than every id its
+	// group had (Java's minBrokerIdChanged), for NOTIFY_MIN_BROKER_ID_CHANGE.
+	MinIDChange *MinBrokerIDChange
 }
 
 // Register applies a REGISTER_BROKER. It fails only with ErrFirstSingleTopic
@@ -81,8 +84,13 @@ func (t *Table) Register(r *Registration) (RegisterResult, error) {
 		g.zone = strings.Clone(r.ZoneName)
 	}
 
-	// 4 (minBrokerIdChanged) only feeds NOTIFY_MIN_BROKER_ID_CHANGE, which
-	// rocketns does not send.
+	// 4. minBrokerIdChanged: an empty group counts as min id 0, so a first
+	// registration never notifies.
+	var prevMin int64
+	if len(g.addrs) > 0 {
+		prevMin = g.addrs[0].ID
+	}
+	minChanged := r.BrokerID < prevMin
 
 	// 5. The same ip:port keeps only one id (slave -> master switch).
 	if g.removeAddrExcept(addr, r.BrokerID) {
@@ -164,6 +172,11 @@ func (t *Table) Register(r *Registration) (RegisterResult, error) {
 			}
 		}
 	}
+
+	// 14.
+	if minChanged {
+		res.MinIDChange = minIDChange(name, g.addrs, "", strings.Clone(r.HAServerAddr))
+	}
 	return res, nil
 }
 
@@ -205,7 +218,7 @@ func (t *Table) registerTopics(g *brokerGroup, rb *body.RegisterBroker, register
 
 	// 10b. Drop this broker's queues of topics it no longer has; a static
 	// topic mapping means the table is not the broker's whole truth.
-	if t.opts.DeleteTopicWithBrokerRegistration && len(rb.MappingInfo) == 0 && len(known) > 0 {
+	if t.deleteWithReg.Load() && len(rb.MappingInfo) == 0 && len(known) > 0 {
 		incoming := make(map[string]struct{}, len(rb.Topics))
 		for i := range rb.Topics {
 			incoming[rb.Topics[i].TopicName] = struct{}{}

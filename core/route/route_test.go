@@ -253,14 +253,18 @@ func TestUnregister(t *testing.T) {
 	mustRegister(t, tb, reg("a", "s:1", 1, 1, tc("T", 4, 6), tc("U", 4, 6)))
 	mustRegister(t, tb, reg("b", "n:1", 0, 1, tc("T", 8, 6), tc("V", 4, 6)))
 
-	// By address: the id in the request does not matter.
-	evs := tb.Unregister("c", "s:1", "a", 7)
-	if len(evs) != 1 || evs[0].Reason != ReasonUnregistered || evs[0].BrokerAddr != "s:1" {
-		t.Fatalf("evictions %+v", evs)
+	// An id other than the registered one is an older generation: fenced.
+	if evs, fenced := tb.Unregister("c", "s:1", "a", 7); evs != nil || !fenced {
+		t.Fatalf("stale id: evictions %+v fenced %v", evs, fenced)
+	}
+	checkRoute(t, tb, "T", "a{0:m:1,1:s:1} b{0:n:1} | a:4/4/6 b:8/8/6")
+	evs, fenced := tb.Unregister("c", "s:1", "a", 1)
+	if fenced || len(evs) != 1 || evs[0].Reason != ReasonUnregistered || evs[0].BrokerAddr != "s:1" {
+		t.Fatalf("evictions %+v fenced %v", evs, fenced)
 	}
 	checkRoute(t, tb, "T", "a{0:m:1} b{0:n:1} | a:4/4/6 b:8/8/6")
-	if evs := tb.Unregister("c", "s:1", "a", 1); evs != nil {
-		t.Fatalf("repeat unregister: %+v", evs)
+	if evs, fenced := tb.Unregister("c", "s:1", "a", 1); evs != nil || fenced {
+		t.Fatalf("repeat unregister: %+v %v", evs, fenced)
 	}
 	tb.Unregister("c", "m:1", "a", 0)
 	checkRoute(t, tb, "T", "b{0:n:1} | b:8/8/6")

@@ -61,7 +61,10 @@ const syncBrokerMemberPrefix = "rmq_sys_SYNC_BROKER_MEMBER_"
 // set.
 var ErrFirstSingleTopic = errors.New("single-topic registration before the broker's first full registration")
 
-// Options are the NameServer settings the route rules depend on.
+// Options are the NameServer settings the route rules depend on. The two
+// booleans are only initial values: an UPDATE_NAMESRV_CONFIG may change them
+// at run time through SetSupportActingMaster and
+// SetDeleteTopicWithBrokerRegistration.
 type Options struct {
 	Shards               int   // topic table shards; default 256
 	DefaultBrokerTimeout int64 // ms; default 120000
@@ -79,6 +82,12 @@ type Table struct {
 	now    func() int64
 	topics *shard.Table[*topicEntry]
 	view   atomic.Pointer[brokerView]
+
+	// The run-time switches. Readers load actingMaster once per route and
+	// pick the cached body built under that value, so flipping it never
+	// serves a body built under the other.
+	actingMaster  atomic.Bool
+	deleteWithReg atomic.Bool
 
 	mu           sync.Mutex
 	groups       map[string]*brokerGroup        // brokerName -> group
@@ -108,8 +117,19 @@ func New(opts Options, now func() int64) *Table {
 		conns:        map[ConnID]map[addrKey]struct{}{},
 	}
 	t.view.Store(&brokerView{groups: map[string]*groupView{}, clusters: map[string][]string{}})
+	t.actingMaster.Store(opts.SupportActingMaster)
+	t.deleteWithReg.Store(opts.DeleteTopicWithBrokerRegistration)
 	return t
 }
+
+// SetSupportActingMaster switches the acting-master route rewrite. Routes
+// answered after it returns follow the new value.
+func (t *Table) SetSupportActingMaster(on bool) { t.actingMaster.Store(on) }
+
+// SetDeleteTopicWithBrokerRegistration switches whether a master's
+// registration drops its queues of topics it no longer lists, from the next
+// registration on.
+func (t *Table) SetDeleteTopicWithBrokerRegistration(on bool) { t.deleteWithReg.Store(on) }
 
 // Stats counts what the table holds.
 type Stats struct {

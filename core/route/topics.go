@@ -19,7 +19,18 @@ type topicEntry struct {
 	topic   string                        // the table key, owned (cloned) by the table
 	queues  []body.QueueData              // sorted by BrokerName, one per broker group
 	mapping map[string][]byte             // topicQueueMappingInfo by brokerName (static topics); nil when none
-	bodies  [2]atomic.Pointer[cachedBody] // by body.Dialect
+	bodies  [4]atomic.Pointer[cachedBody] // by bodySlot
+}
+
+// bodySlot indexes the body caches by dialect and by the acting-master
+// switch the body was built under: a switch flip selects other slots instead
+// of invalidating every topic.
+func bodySlot(d body.Dialect, actingMaster bool) int {
+	i := int(d & 1)
+	if actingMaster {
+		i |= 2
+	}
+	return i
 }
 
 // cachedBody is an encoded route; ok=false caches "topic not found" (every
@@ -62,7 +73,7 @@ func (e *topicEntry) refreshed() *topicEntry {
 // with the missing BrokerData: writers publish broker removals before the
 // topic updates that follow from them, and a reader in between must not see
 // queues it cannot route to.
-func (t *Table) assemble(e *topicEntry, v *brokerView, deep bool) (*body.TopicRoute, bool) {
+func (t *Table) assemble(e *topicEntry, v *brokerView, deep, actingMaster bool) (*body.TopicRoute, bool) {
 	r := &body.TopicRoute{
 		BrokerDatas:       make([]body.BrokerData, 0, len(e.queues)),
 		QueueDatas:        make([]body.QueueData, 0, len(e.queues)),
@@ -98,7 +109,7 @@ func (t *Table) assemble(e *topicEntry, v *brokerView, deep bool) (*body.TopicRo
 			}
 		}
 	}
-	if t.opts.SupportActingMaster && !strings.HasPrefix(e.topic, syncBrokerMemberPrefix) {
+	if actingMaster && !strings.HasPrefix(e.topic, syncBrokerMemberPrefix) {
 		actingMasterRewrite(r)
 	}
 	return r, true
@@ -148,12 +159,13 @@ func (t *Table) RouteBody(topic string, d body.Dialect) ([]byte, bool) {
 	if !ok {
 		return nil, false
 	}
-	slot := &e.bodies[d&1]
+	acting := t.actingMaster.Load()
+	slot := &e.bodies[bodySlot(d, acting)]
 	if c := slot.Load(); c != nil {
 		return c.b, c.ok
 	}
 	c := &cachedBody{}
-	if r, ok := t.assemble(e, t.view.Load(), false); ok {
+	if r, ok := t.assemble(e, t.view.Load(), false, acting); ok {
 		c.b, c.ok = body.AppendTopicRoute(nil, r, d), true
 	}
 	if !slot.CompareAndSwap(nil, c) {
@@ -169,17 +181,70 @@ func (t *Table) Route(topic string) (*body.TopicRoute, bool) {
 	if !ok {
 		return nil, false
 	}
-	return t.assemble(e, t.view.Load(), true)
+	return t.assemble(e, t.view.Load(), true, t.actingMaster.Load())
 }
 
-// TopicList returns every topic (GET_ALL_TOPIC_LIST_FROM_NAMESERVER), in no
-// particular order.
+// ZoneRoute is topic's route as a zone-mode client in zone sees it (Java's
+// ZoneRouteRPCHook, applied after the acting-master rewrite): broker groups
+// that have no master (id 0) or whose zoneName equals zone, ignoring case,
+// stay; the others go with their queue data and their addresses' filter
+// servers. The result shares immutable data with the table: the caller may
+// set its top-level fields (OrderTopicConf) and encode it, nothing more.
+func (t *Table) ZoneRoute(topic, zone string) (*body.TopicRoute, bool) {
+	e, ok := t.topics.Load(topic)
+	if !ok {
+		return nil, false
+	}
+	r, ok := t.assemble(e, t.view.Load(), false, t.actingMaster.Load())
+	if !ok {
+		return nil, false
+	}
+	FilterZone(r, zone)
+	return r, true
+}
+
+// FilterZone applies the zone rule of ZoneRoute to r in place. It replaces
+// r's slices rather than writing into them, and deletes keys from
+// r.FilterServerTable, which must therefore be r's own map.
+func FilterZone(r *body.TopicRoute, zone string) {
+	var removed map[string]bool
+	keep := make([]body.BrokerData, 0, len(r.BrokerDatas))
+	for _, bd := range r.BrokerDatas {
+		if len(bd.Addrs) == 0 || bd.Addrs[0].ID != 0 || strings.EqualFold(bd.ZoneName, zone) {
+			keep = append(keep, bd)
+			continue
+		}
+		if removed == nil {
+			removed = map[string]bool{}
+		}
+		removed[bd.BrokerName] = true
+		for _, a := range bd.Addrs {
+			delete(r.FilterServerTable, a.Addr)
+		}
+	}
+	if removed == nil {
+		return
+	}
+	r.BrokerDatas = keep
+	qs := make([]body.QueueData, 0, len(r.QueueDatas))
+	for _, q := range r.QueueDatas {
+		if !removed[q.BrokerName] {
+			qs = append(qs, q)
+		}
+	}
+	r.QueueDatas = qs
+}
+
+// TopicList returns every topic (GET_ALL_TOPIC_LIST_FROM_NAMESERVER), sorted.
+// It walks the shard snapshots without a lock: a registration running at the
+// same time may show in some shards and not yet in others.
 func (t *Table) TopicList() []string {
 	out := make([]string, 0, t.topics.Len())
 	t.topics.Range(func(k string, _ *topicEntry) bool {
 		out = append(out, k)
 		return true
 	})
+	slices.Sort(out)
 	return out
 }
 
@@ -201,6 +266,7 @@ func (t *Table) TopicsByCluster(cluster string) []string {
 		}
 		return true
 	})
+	slices.Sort(out)
 	return out
 }
 
@@ -236,6 +302,7 @@ func (t *Table) UnitTopicList(kind UnitKind) []string {
 		}
 		return true
 	})
+	slices.Sort(out)
 	return out
 }
 
@@ -356,8 +423,9 @@ func (t *Table) AddWritePerm(brokerName string) int {
 func (t *Table) setPerm(brokerName string, perm func(int32) int32) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	count := len(t.brokerTopics[brokerName])
+	count := 0
 	t.rewriteBrokerQueues(brokerName, false, func(q body.QueueData) (body.QueueData, bool) {
+		count++ // every topic holding a queue of the broker, changed or not
 		q.Perm = perm(q.Perm)
 		return q, true
 	})

@@ -1,5 +1,5 @@
 // handlers.go maps request codes to handlers and holds the handlers of the
-// broker and route codes (103, 104, 105, 106, 322, 904).
+// broker, route and KV codes (100-106, 219, 322, 904).
 package server
 
 import (
@@ -42,6 +42,32 @@ func (s *Server) handlerFor(code int32) handler {
 		return handleDeleteKV
 	case codec.GetKVListByNamespace:
 		return handleKVList
+	case codec.WipeWritePermOfBroker:
+		return handleWipeWritePerm
+	case codec.AddWritePermOfBroker:
+		return handleAddWritePerm
+	case codec.GetAllTopicListFromNameServer:
+		return handleAllTopicList
+	case codec.DeleteTopicInNamesrv:
+		return handleDeleteTopic
+	case codec.RegisterTopicInNamesrv:
+		return handleRegisterTopic
+	case codec.GetTopicsByCluster:
+		return handleTopicsByCluster
+	case codec.GetSystemTopicListFromNS:
+		return handleSystemTopicList
+	case codec.GetUnitTopicList:
+		return unitTopicHandler(route.UnitTopics)
+	case codec.GetHasUnitSubTopicList:
+		return unitTopicHandler(route.HasUnitSubTopics)
+	case codec.GetHasUnitSubUnUnitTopicList:
+		return unitTopicHandler(route.HasUnitSubUnunitTopics)
+	case codec.UpdateNamesrvConfig:
+		return handleUpdateConfig
+	case codec.GetNamesrvConfig:
+		return handleGetConfig
+	case codec.GetBrokerMemberGroup:
+		return handleBrokerMemberGroup
 	}
 	return nil
 }
@@ -53,13 +79,15 @@ const orderTopicNamespace = "ORDER_TOPIC_CONFIG"
 const faqSuffix = "\nSee https://rocketmq.apache.org/docs/bestPractice/06FAQ for further details."
 
 // handleRoute is GET_ROUTEINFO_BY_TOPIC, the hot path: the route body is
-// encoded once per route change and shared by every answer.
+// encoded once per route change and shared by every answer. Settings are
+// read per request, so an UPDATE_NAMESRV_CONFIG applies to the next query.
 func handleRoute(s *Server, c *conn, req, resp *codec.Command) error {
 	topic, ok := req.ExtValue("topic")
 	if !ok {
 		return missing("topic")
 	}
-	if s.cfg.NeedWaitForService && time.Since(s.started) < secondsDuration(s.cfg.WaitSecondsForService) {
+	cfg := s.conf()
+	if cfg.NeedWaitForService && time.Since(s.started) < secondsDuration(cfg.WaitSecondsForService) {
 		return refuse(codec.SystemError, "name server not ready")
 	}
 	dialect := body.Legacy
@@ -68,25 +96,59 @@ func handleRoute(s *Server, c *conn, req, resp *codec.Command) error {
 	} else if v, ok := req.ExtValue("acceptStandardJsonOnly"); ok && javaBool(v) {
 		dialect = body.Standard
 	}
-	if s.cfg.OrderMessageEnable {
-		if conf, ok := s.kv.Get(orderTopicNamespace, topic); ok {
-			return routeWithOrderConf(s, c, topic, conf, dialect, resp)
+	var orderConf string
+	if cfg.OrderMessageEnable {
+		orderConf, _ = s.kv.Get(orderTopicNamespace, topic)
+	}
+	if zone, ok := zoneOf(req); ok {
+		// Java's zone hook decodes the answer, filters it and re-encodes
+		// it in the legacy form whatever was negotiated.
+		r, ok := s.routes.ZoneRoute(topic, zone)
+		if !ok {
+			return topicNotExist(topic)
 		}
+		r.OrderTopicConf = orderConf
+		buf := c.buffer()
+		buf.B = body.AppendTopicRoute(buf.B[:0], r, body.Legacy)
+		resp.Body = buf.B
+		return nil
+	}
+	if orderConf != "" {
+		return routeWithOrderConf(s, c, topic, orderConf, dialect, resp)
 	}
 	b, ok := s.routes.RouteBody(topic, dialect)
 	if !ok {
-		return refuse(codec.TopicNotExist, "No topic route info in name server for the topic: "+topic+faqSuffix)
+		return topicNotExist(topic)
 	}
 	resp.Body = b
 	return nil
 }
 
+func topicNotExist(topic string) error {
+	return refuse(codec.TopicNotExist, "No topic route info in name server for the topic: "+topic+faqSuffix)
+}
+
+// zoneOf returns the client's zone when it asks for zone filtering:
+// __ZONE_MODE true and a non-blank __ZONE_NAME.
+func zoneOf(req *codec.Command) (string, bool) {
+	mode, ok := req.ExtValue("__ZONE_MODE")
+	if !ok || !javaBool(mode) {
+		return "", false
+	}
+	zone, _ := req.ExtValue("__ZONE_NAME")
+	if strings.TrimSpace(zone) == "" {
+		return "", false
+	}
+	return zone, true
+}
+
 // routeWithOrderConf decorates the route with the topic's order config. It
-// is built per request, never cached: the KV value can change at any time.
+// is built per request, never cached: the KV value and orderMessageEnable
+// can change at any time.
 func routeWithOrderConf(s *Server, c *conn, topic, conf string, d body.Dialect, resp *codec.Command) error {
 	r, ok := s.routes.Route(topic)
 	if !ok {
-		return refuse(codec.TopicNotExist, "No topic route info in name server for the topic: "+topic+faqSuffix)
+		return topicNotExist(topic)
 	}
 	r.OrderTopicConf = conf
 	buf := c.buffer()
@@ -179,7 +241,8 @@ func handleRegister(s *Server, c *conn, req, resp *codec.Command) error {
 	if res.MasterAddr != "" {
 		resp.SetExt("masterAddr", res.MasterAddr)
 	}
-	if s.cfg.ReturnOrderTopicConfigToBroker {
+	s.notifyMinBrokerID(res.MinIDChange)
+	if s.conf().ReturnOrderTopicConfigToBroker {
 		if table, ok := s.kv.Namespace(orderTopicNamespace); ok {
 			buf := c.buffer()
 			buf.B = body.AppendKVTable(buf.B[:0], table)
@@ -194,7 +257,14 @@ func handleUnregister(s *Server, c *conn, req, resp *codec.Command) error {
 	if err != nil {
 		return err
 	}
-	for _, ev := range s.routes.Unregister(h.cluster, h.addr, h.name, h.id) {
+	evs, fenced := s.routes.Unregister(h.cluster, h.addr, h.name, h.id)
+	if fenced {
+		// Still SUCCESS: the broker asked to go, and the registration it
+		// meant is already gone.
+		s.log.Info("stale unregistration ignored: the address re-registered under another identity",
+			"cluster", h.cluster, "broker", h.name, "id", h.id, "addr", h.addr, "peer", c.peer)
+	}
+	for _, ev := range evs {
 		s.logEviction(ev)
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"reflect"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
@@ -41,6 +42,7 @@ type fakeBroker struct {
 type brokerRequest struct {
 	Code  int32
 	Topic string
+	Group string // consumerGroup, for GET_CONSUMER_LIST_BY_GROUP
 }
 
 func startFakeBroker(t *testing.T) *fakeBroker {
@@ -107,8 +109,9 @@ func (b *fakeBroker) serve(c net.Conn) {
 			continue
 		}
 		topic, _ := req.ExtValue("topic")
+		group, _ := req.ExtValue("consumerGroup")
 		b.mu.Lock()
-		b.got = append(b.got, brokerRequest{Code: req.Code, Topic: topic})
+		b.got = append(b.got, brokerRequest{Code: req.Code, Topic: topic, Group: group})
 		b.mu.Unlock()
 		if req.Flag&codec.FlagOneway != 0 {
 			continue
@@ -257,7 +260,20 @@ func TestInteropOfficialGoClient(t *testing.T) {
 			if err := pc.Start(); err != nil {
 				t.Fatalf("Start: %v", err)
 			}
-			defer pc.Shutdown()
+			defer func() {
+				// The client's Start launches a rebalance that reads a
+				// field its Shutdown writes without synchronisation (a
+				// race inside rocketmq-client-go). The rebalance asks the
+				// broker for the group's consumers (code 38): once the
+				// fake broker has seen that, the read is over.
+				group := "interop_cg_" + topic
+				for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+					if slices.ContainsFunc(master.requests(), func(r brokerRequest) bool { return r.Code == 38 && r.Group == group }) {
+						break
+					}
+				}
+				pc.Shutdown()
+			}()
 			mqs, err := pc.GetTopicRouteInfo(topic)
 			if err != nil {
 				t.Fatalf("GetTopicRouteInfo(%s): %v", topic, err)

@@ -27,16 +27,16 @@ import (
 
 // laterCodes belong to a later issue: their requests are not sent, and the
 // answers that depend on their effects are adjusted (see the fix-ups below).
-var laterCodes = map[int32]bool{
-	205: true, 206: true, 216: true, 217: true, 224: true, 304: true, 311: true,
-	312: true, 313: true, 318: true, 319: true, 327: true, 901: true,
-}
+// Every code of the recording is served now.
+var laterCodes = map[int32]bool{}
 
 // servedCodes are the codes this round serves; anything else is answered
 // with 3 REQUEST_CODE_NOT_SUPPORTED where Java 4.9.8 stayed silent.
 var servedCodes = map[int32]bool{
 	100: true, 101: true, 102: true, 103: true, 104: true, 105: true, 106: true,
-	219: true, 322: true, 904: true,
+	205: true, 206: true, 216: true, 217: true, 219: true, 224: true, 304: true,
+	311: true, 312: true, 313: true, 318: true, 319: true, 322: true, 327: true,
+	901: true, 904: true,
 }
 
 // awaitTimeout bounds the wait for one reply; a healthy server answers in
@@ -49,6 +49,8 @@ func startServer(t *testing.T) *server.Server {
 	cfg.ListenPort = 0
 	cfg.BindAddress = "127.0.0.1"
 	cfg.KVConfigPath = t.TempDir() + "/kv.json"
+	// The recording updates the configuration: persist it to a scratch file.
+	cfg.ConfigStorePath = t.TempDir() + "/namesrv.properties"
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	s, err := server.New(cfg, log)
 	if err != nil {
@@ -179,9 +181,10 @@ func (rc *replayConn) checkSilent(t *testing.T) {
 // replayState tracks what the skipped requests would have changed, so the
 // answers they affect can be adjusted explicitly.
 type replayState struct {
-	wiped        map[string]bool // brokers whose write perm a skipped 205 cleared in Java
-	orderConfOn  bool            // a skipped 318 turned orderMessageEnable on in Java
-	freshJavaNS  bool            // the broker5 files: Java started from an empty NameServer
+	// added holds brokers an ADD_WRITE_PERM (327) was sent for: Java
+	// 4.9.8 set perm |= WRITE, 5.x (and rocketns) set exactly READ|WRITE.
+	added        map[string]bool
+	freshJavaNS  bool // the broker5 files: Java started from an empty NameServer
 	skippedResps map[[2]int]string
 }
 
@@ -195,7 +198,7 @@ func TestReplayRecordedExchanges(t *testing.T) {
 			rc.close()
 		}
 	}()
-	st := &replayState{wiped: map[string]bool{}, skippedResps: map[[2]int]string{}}
+	st := &replayState{added: map[string]bool{}, skippedResps: map[[2]int]string{}}
 
 	for _, name := range codectest.RecordingOrder {
 		frames, err := codectest.Load(filepath.Join(codectest.Dir(), name))
@@ -208,6 +211,7 @@ func TestReplayRecordedExchanges(t *testing.T) {
 			// and tools of the first session going away; the server must
 			// then unregister the brokers those connections registered.
 			st.freshJavaNS = true
+			clear(st.added) // a fresh Java NameServer: its routes come from registrations only
 			for id, rc := range conns {
 				rc.close()
 				delete(conns, id)
@@ -319,7 +323,11 @@ func replayFile(t *testing.T, name string, frames []codectest.Frame, conns map[i
 			if hasResp[key] {
 				// Java answered from the state it had when the request
 				// arrived: later skipped requests must not adjust it.
-				fixes[key] = st.fixups(name, f.Conn, rec.Opaque)
+				fixes[key] = st.fixups(name, f.Conn, &rec)
+			}
+			if rec.Code == codec.AddWritePermOfBroker {
+				b, _ := rec.ExtValue("brokerName")
+				st.added[b] = true
 			}
 			switch {
 			case rec.Flag&codec.FlagResponse != 0:
@@ -388,28 +396,8 @@ func replayFile(t *testing.T, name string, frames []codectest.Frame, conns map[i
 }
 
 // skip records what a request that is not sent would have changed in Java's
-// state, and says so for the log.
-func (st *replayState) skip(req *codec.Command) string {
-	switch req.Code {
-	case 205:
-		b, _ := req.ExtValue("brokerName")
-		st.wiped[b] = true
-		return fmt.Sprintf("; routes of %s keep their write perm here, Java's lost it", b)
-	case 327:
-		b, _ := req.ExtValue("brokerName")
-		delete(st.wiped, b)
-		return fmt.Sprintf("; %s's write perm is back in Java's routes too", b)
-	case 318:
-		switch {
-		case bytes.Contains(req.Body, []byte("orderMessageEnable=true")):
-			st.orderConfOn = true
-			return "; Java's routes now carry orderTopicConf, ours do not"
-		case bytes.Contains(req.Body, []byte("orderMessageEnable=false")):
-			st.orderConfOn = false
-		}
-	}
-	return ""
-}
+// state, and says so for the log. No code is skipped any more.
+func (st *replayState) skip(req *codec.Command) string { return "" }
 
 // fixup adjusts Java's parsed reply for state this replay cannot
 // reproduce; every one says why.
@@ -419,6 +407,8 @@ type fixup struct {
 	ignore []string
 	// body edits Java's parsed body before the comparison.
 	body func(v any)
+	// compare replaces the body comparison (for bodies that are not JSON).
+	compare func(java, ours []byte) []string
 }
 
 // unrecorded lists replies whose content came from exchanges that are not
@@ -446,41 +436,58 @@ var unrecorded = map[string]fixup{
 		why:    "CorpusNS/k2 was put by an unrecorded exchange",
 		ignore: []string{"code", "ext", "remark", "body"},
 	},
+	"mqadmin-topicList.jsonl/8/1": {
+		why:  "RMQ_SYS_TRANS_HALF_TOPIC came from a periodic registration of broker-a that is not recorded",
+		body: func(v any) { dropFromList(v, "topicList", "RMQ_SYS_TRANS_HALF_TOPIC") },
+	},
+	"raw-03-misc-codes-322-219-224-304-311-312-313.jsonl/39/1008": {
+		why:  "AutoCreatedTopic and ScratchTopic were created by unrecorded exchanges",
+		body: func(v any) { dropFromList(v, "topicList", "AutoCreatedTopic", "ScratchTopic") },
+	},
+	"raw-03-misc-codes-322-219-224-304-311-312-313.jsonl/39/1014": {
+		why:  "AutoCreatedTopic and ScratchTopic were created by unrecorded exchanges",
+		body: func(v any) { dropFromList(v, "topicList", "AutoCreatedTopic", "ScratchTopic") },
+	},
+	"raw-03-misc-codes-322-219-224-304-311-312-313.jsonl/39/1010": {
+		why: `cluster "X" with a nameless broker was registered by an unrecorded exchange; Java takes brokerAddr ` +
+			`from the first group in hash order (broker-b), rocketns from the first by name (broker-a)`,
+		body: func(v any) {
+			dropFromList(v, "topicList", "X", nil)
+			asMap(v)["brokerAddr"] = "127.0.0.1:10911"
+		},
+	},
 	"raw-05-binary-ROCKETMQ-serialization.jsonl/41/1003": {
 		why:  `cluster "X" with a nameless broker was registered by an unrecorded exchange`,
 		body: func(v any) { delete(mapAt(v, "clusterAddrTable"), "X") },
 	},
 }
 
-func (st *replayState) fixups(file string, conn int, opaque int32) []fixup {
+func (st *replayState) fixups(file string, conn int, req *codec.Command) []fixup {
 	var fs []fixup
-	if f, ok := unrecorded[fmt.Sprintf("%s/%d/%d", file, conn, opaque)]; ok {
+	if f, ok := unrecorded[fmt.Sprintf("%s/%d/%d", file, conn, req.Opaque)]; ok {
 		fs = append(fs, f)
 	}
-	if len(st.wiped) > 0 {
-		wiped := make(map[string]bool, len(st.wiped))
-		for b := range st.wiped {
-			wiped[b] = true
+	if req.Code == codec.GetNamesrvConfig {
+		fs = append(fs, fixup{
+			why:     "GET_NAMESRV_CONFIG: 4.9.8 prints fewer keys in hash order and other paths; 5.x sorts and adds its keys",
+			compare: compareConfigText,
+		})
+	}
+	if len(st.added) > 0 {
+		added := make(map[string]bool, len(st.added))
+		for b := range st.added {
+			added[b] = true
 		}
 		fs = append(fs, fixup{
-			why: "the skipped WIPE_WRITE_PERM cleared the write bit in Java's queue data",
+			why: "ADD_WRITE_PERM: Java 4.9.8 set perm |= WRITE (7 stays 7), 5.x sets exactly READ|WRITE (6)",
 			body: func(v any) {
 				for _, q := range listAt(v, "queueDatas") {
 					qm, _ := q.(map[string]any)
-					if name, _ := qm["brokerName"].(string); wiped[name] {
-						if p, ok := qm["perm"].(json.Number); ok {
-							n, _ := p.Int64()
-							qm["perm"] = json.Number(fmt.Sprint(n | 2))
-						}
+					if name, _ := qm["brokerName"].(string); added[name] {
+						qm["perm"] = json.Number("6")
 					}
 				}
 			},
-		})
-	}
-	if st.orderConfOn {
-		fs = append(fs, fixup{
-			why:  "the skipped UPDATE_NAMESRV_CONFIG turned orderMessageEnable on in Java",
-			body: func(v any) { delete(asMap(v), "orderTopicConf") },
 		})
 	}
 	if st.freshJavaNS {
@@ -491,6 +498,64 @@ func (st *replayState) fixups(file string, conn int, opaque int32) []fixup {
 }
 
 func asMap(v any) map[string]any { m, _ := v.(map[string]any); return m }
+
+// dropFromList removes the given values (strings, or nil for JSON null) from
+// the list at key k.
+func dropFromList(v any, k string, drop ...any) {
+	m := asMap(v)
+	l, _ := m[k].([]any)
+	out := l[:0]
+	for _, e := range l {
+		keep := true
+		for _, d := range drop {
+			if e == d {
+				keep = false
+			}
+		}
+		if keep {
+			out = append(out, e)
+		}
+	}
+	m[k] = out
+}
+
+// configPathKeys differ between any two installations: the recording's
+// paths were rewritten, and the replay server listens on a free port.
+var configPathKeys = map[string]bool{"kvConfigPath": true, "configStorePath": true, "rocketmqHome": true, "listenPort": true}
+
+// compareConfigText compares GET_NAMESRV_CONFIG bodies: every key Java
+// printed must be in ours with the same value (paths and port aside); ours
+// must be sorted by key, as 5.x prints it, and may hold the 5.x keys 4.9.8
+// lacks.
+func compareConfigText(java, ours []byte) []string {
+	jp, err := config.ParseProperties(bytes.NewReader(java))
+	if err != nil {
+		return []string{fmt.Sprintf("Java's config text does not parse: %v", err)}
+	}
+	op, err := config.ParseProperties(bytes.NewReader(ours))
+	if err != nil {
+		return []string{fmt.Sprintf("our config text does not parse: %v", err)}
+	}
+	var diffs []string
+	om := map[string]string{}
+	for i, p := range op {
+		if i > 0 && op[i-1].Key >= p.Key {
+			diffs = append(diffs, fmt.Sprintf("config text not sorted at %s", p.Key))
+		}
+		om[p.Key] = p.Value
+	}
+	for _, p := range jp {
+		v, ok := om[p.Key]
+		switch {
+		case !ok:
+			diffs = append(diffs, fmt.Sprintf("config key %s missing (Java %q)", p.Key, p.Value))
+		case configPathKeys[p.Key]:
+		case v != p.Value:
+			diffs = append(diffs, fmt.Sprintf("config %s=%q, Java %q", p.Key, v, p.Value))
+		}
+	}
+	return diffs
+}
 func mapAt(v any, k string) map[string]any {
 	return asMap(asMap(v)[k])
 }
@@ -541,7 +606,13 @@ func compareReply(java, ours *codec.Command, fixes []fixup) []string {
 		if _, ok := ignored["registerBody"]; ok && java.Code == 0 && len(java.Body) == 0 && string(ours.Body) == `{"table":{}}` {
 			return diffs
 		}
-		for _, d := range compareBody(java.Body, ours.Body, fixes) {
+		compare := func(j, o []byte) []string { return compareBody(j, o, fixes) }
+		for _, f := range fixes {
+			if f.compare != nil {
+				compare = f.compare
+			}
+		}
+		for _, d := range compare(java.Body, ours.Body) {
 			add("body: %s", d)
 		}
 	}

@@ -44,6 +44,9 @@ type Server struct {
 	bufPool bytebufferpool.Pool
 	// extraHandlers lets tests add codes (a handler that panics, say).
 	extraHandlers map[int32]handler
+	// admin holds the run-time configuration and the 905 sender
+	// (handlers_config.go, notify.go).
+	admin adminState
 
 	inflight sync.WaitGroup
 	closing  atomic.Bool
@@ -200,6 +203,7 @@ func (s *Server) scanExpired() {
 func (s *Server) logEviction(ev route.Eviction) {
 	s.log.Info("broker removed", "reason", ev.Reason, "cluster", ev.Cluster,
 		"broker", ev.BrokerName, "id", ev.BrokerID, "addr", ev.BrokerAddr)
+	s.notifyMinBrokerID(ev.MinIDChange)
 }
 
 // dumpKV logs every KV entry, as the Java server does every 10 minutes, so an

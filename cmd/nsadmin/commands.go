@@ -1,0 +1,540 @@
+// The subcommands: their flags, help text, the requests they send and what
+// they print.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rocketns/rocketns/codec/body"
+	"github.com/rocketns/rocketns/core/client"
+)
+
+// flagSpec is one subcommand flag. Flags are strings unless isInt.
+type flagSpec struct {
+	name, arg, usage string
+	required         bool
+	allowEmpty       bool // a required string flag that may be ""
+	def              string
+	isInt            bool
+	min, max         int64
+}
+
+// command is one subcommand. Exactly one of read and apply is set: a read
+// goes to the first reachable NameServer, an apply to every one. apply
+// returns a topic count, or -1 when the request has none.
+type command struct {
+	name     string
+	synopsis string // one line for the command list
+	about    string // the rest of the help text
+	flags    []flagSpec
+	jsonDoc  string
+	read     func(ctx context.Context, c *client.Client, in *input) (*output, error)
+	apply    func(ctx context.Context, c *client.Client, in *input) (int, error)
+}
+
+func flagTopic(required bool) flagSpec {
+	return flagSpec{name: "t", arg: "topic", usage: "topic name", required: required}
+}
+
+func flagBroker() flagSpec {
+	return flagSpec{name: "b", arg: "brokerName", usage: "broker name (the group, e.g. broker-a)", required: true}
+}
+
+func flagCluster(required bool, usage string) flagSpec {
+	return flagSpec{name: "c", arg: "clusterName", usage: usage, required: required}
+}
+
+func flagNamespace() flagSpec {
+	return flagSpec{name: "s", arg: "namespace", usage: "KV namespace", required: true}
+}
+
+func flagKey(usage string, required bool) flagSpec {
+	return flagSpec{name: "k", arg: "key", usage: usage, required: required}
+}
+
+func flagValue(usage string) flagSpec {
+	return flagSpec{name: "v", arg: "value", usage: usage, required: true, allowEmpty: true}
+}
+
+const writeJSON = `{"command":"<name>","results":[{"namesrv":"host:port","ok":true},
+   {"namesrv":"host:port","ok":false,"code":16,"error":"error code 16 (NO_PERMISSION): ..."}]}
+  "code" is present only when the NameServer answered with an error code.`
+
+const countJSON = `{"command":"<name>","results":[{"namesrv":"host:port","ok":true,"topicCount":3}]}
+  "topicCount" is the number of topics the NameServer changed; failed entries
+  carry "ok":false, "error" and, for an error answer, "code".`
+
+// commands returns the subcommands in help order.
+func commands() []*command {
+	return []*command{
+		{
+			name:     "clusterList",
+			synopsis: "brokers of every cluster (106)",
+			about:    "Lists every broker address the NameServer knows, by cluster, broker name and id\n(GET_BROKER_CLUSTER_INFO, 106).",
+			flags:    []flagSpec{flagCluster(false, "show only this cluster")},
+			jsonDoc: `{"namesrv":"host:port","brokers":[{"cluster":"DefaultCluster","brokerName":"broker-a",
+   "brokerId":0,"addr":"10.0.0.1:10911","zoneName":"","enableActingMaster":false}]}
+  Sorted by cluster, broker name, broker id.`,
+			read: readClusterList,
+		},
+		{
+			name:     "topicRoute",
+			synopsis: "route of a topic: brokers and queues (105)",
+			about:    "Shows the route clients get for a topic (GET_ROUTEINFO_BY_TOPIC, 105).",
+			flags:    []flagSpec{flagTopic(true)},
+			jsonDoc: `{"namesrv":"host:port","topic":"TopicTest","route":{...}}
+  "route" is the TopicRouteData as a 5.x NameServer writes it in standard JSON:
+  brokerDatas (brokerAddrs keyed by id), filterServerTable, orderTopicConf
+  (if any), queueDatas, topicQueueMappingByBroker (static topics only).`,
+			read: readTopicRoute,
+		},
+		{
+			name:     "topicList",
+			synopsis: "all topics, or those of one cluster (206 / 224)",
+			about: "Lists topic names, sorted, one per line: all of them (GET_ALL_TOPIC_LIST_FROM_NAMESERVER,\n" +
+				"206), or with -c those with queues on the cluster's brokers (GET_TOPICS_BY_CLUSTER, 224).",
+			flags:   []flagSpec{flagCluster(false, "list only the topics of this cluster")},
+			jsonDoc: `{"namesrv":"host:port","cluster":"","topics":["TBW102","TopicTest"]}`,
+			read:    readTopicList,
+		},
+		{
+			name:     "topicClusterList",
+			synopsis: "clusters a topic lives on (105)",
+			about:    "Lists the clusters of the brokers in a topic's route, sorted, one per line.",
+			flags:    []flagSpec{flagTopic(true)},
+			jsonDoc:  `{"namesrv":"host:port","topic":"TopicTest","clusters":["DefaultCluster"]}`,
+			read:     readTopicClusterList,
+		},
+		{
+			name:     "getNamesrvConfig",
+			synopsis: "the NameServer's configuration (319)",
+			about:    "Shows every configuration key and value (GET_NAMESRV_CONFIG, 319).",
+			jsonDoc:  `{"namesrv":"host:port","config":{"bindAddress":"0.0.0.0","listenPort":"9876",...}}`,
+			read:     readNamesrvConfig,
+		},
+		{
+			name:     "updateNamesrvConfig",
+			synopsis: "change one configuration key (318)",
+			about: "Sets one configuration key at run time (UPDATE_NAMESRV_CONFIG, 318). File paths and\n" +
+				"blacklisted keys are refused with NO_PERMISSION; rocketns also refuses keys that cannot\n" +
+				"change at run time.",
+			flags:   []flagSpec{flagKey("configuration key", true), flagValue("new value")},
+			jsonDoc: writeJSON,
+			apply: func(ctx context.Context, c *client.Client, in *input) (int, error) {
+				return -1, c.UpdateNamesrvConfig(ctx, []client.ConfigPair{{Key: in.str("k"), Value: in.str("v")}})
+			},
+		},
+		{
+			name:     "updateKvConfig",
+			synopsis: "put a KV entry (100)",
+			about:    "Stores value under namespace/key in the NameServer's KV store (PUT_KV_CONFIG, 100).",
+			flags:    []flagSpec{flagNamespace(), flagKey("key", true), flagValue("value")},
+			jsonDoc:  writeJSON,
+			apply: func(ctx context.Context, c *client.Client, in *input) (int, error) {
+				return -1, c.PutKV(ctx, in.str("s"), in.str("k"), in.str("v"))
+			},
+		},
+		{
+			name:     "deleteKvConfig",
+			synopsis: "delete a KV entry (102)",
+			about:    "Removes namespace/key from the KV store (DELETE_KV_CONFIG, 102); a missing key is not an error.",
+			flags:    []flagSpec{flagNamespace(), flagKey("key", true)},
+			jsonDoc:  writeJSON,
+			apply: func(ctx context.Context, c *client.Client, in *input) (int, error) {
+				return -1, c.DeleteKV(ctx, in.str("s"), in.str("k"))
+			},
+		},
+		{
+			name:     "getKvConfig",
+			synopsis: "read a KV entry or a whole namespace (101 / 219)",
+			about: "Shows namespace/key (GET_KV_CONFIG, 101), or without -k every entry of the namespace\n" +
+				"(GET_KVLIST_BY_NAMESPACE, 219). A missing key or namespace is an error (code 22).",
+			flags:   []flagSpec{flagNamespace(), flagKey("key; omit to list the namespace", false)},
+			jsonDoc: `{"namesrv":"host:port","namespace":"ORDER_TOPIC_CONFIG","table":{"TopicOrder":"broker-a:4"}}`,
+			read:    readKV,
+		},
+		{
+			name:     "wipeWritePerm",
+			synopsis: "stop writes to a broker's queues (205)",
+			about: "Clears the write permission of every queue of a broker in the NameServer's routes\n" +
+				"(WIPE_WRITE_PERM_OF_BROKER, 205), to drain a broker before stopping it. The broker's next\n" +
+				"changed registration restores its own permissions.",
+			flags:   []flagSpec{flagBroker()},
+			jsonDoc: countJSON,
+			apply: func(ctx context.Context, c *client.Client, in *input) (int, error) {
+				return c.WipeWritePerm(ctx, in.str("b"))
+			},
+		},
+		{
+			name:     "addWritePerm",
+			synopsis: "give a broker's queues read+write again (327)",
+			about: "Sets the permission of every queue of a broker to read+write (6) in the NameServer's\n" +
+				"routes (ADD_WRITE_PERM_OF_BROKER, 327; a 4.x NameServer does not support it).",
+			flags:   []flagSpec{flagBroker()},
+			jsonDoc: countJSON,
+			apply: func(ctx context.Context, c *client.Client, in *input) (int, error) {
+				return c.AddWritePerm(ctx, in.str("b"))
+			},
+		},
+		{
+			name:     "deleteTopic",
+			synopsis: "remove a topic from the NameServers (216)",
+			about: "Removes a topic's route from the NameServers (DELETE_TOPIC_IN_NAMESRV, 216): with -c only\n" +
+				"its queues on that cluster's brokers, otherwise everywhere. This is only the NameServer part\n" +
+				"of mqadmin's deleteTopic: the brokers keep the topic and register it again unless it is also\n" +
+				"deleted on them.",
+			flags:   []flagSpec{flagTopic(true), flagCluster(false, "delete only the topic's queues on this cluster")},
+			jsonDoc: writeJSON,
+			apply: func(ctx context.Context, c *client.Client, in *input) (int, error) {
+				return -1, c.DeleteTopic(ctx, in.str("t"), in.str("c"))
+			},
+		},
+		{
+			name:     "registerTopic",
+			synopsis: "add a topic's queues on a broker to the routes (217)",
+			about: "Registers a topic's queues on one broker in the NameServers' routes, as a 5.x broker does\n" +
+				"for a new topic (REGISTER_TOPIC_IN_NAMESRV, 217). The broker must be registered: the\n" +
+				"NameServer silently ignores queues of an unknown broker. Check with topicRoute.",
+			flags: []flagSpec{
+				flagTopic(true), flagBroker(),
+				{name: "r", arg: "readQueueNums", usage: "read queue count", def: "8", isInt: true, min: 0, max: 1 << 16},
+				{name: "w", arg: "writeQueueNums", usage: "write queue count", def: "8", isInt: true, min: 0, max: 1 << 16},
+				{name: "p", arg: "perm", usage: "permission: 2 write, 4 read, 6 read+write (1 inherit)", def: "6", isInt: true, min: 0, max: 7},
+			},
+			jsonDoc: writeJSON,
+			apply: func(ctx context.Context, c *client.Client, in *input) (int, error) {
+				q := body.QueueData{BrokerName: in.str("b"), ReadQueueNums: int32(in.int("r")),
+					WriteQueueNums: int32(in.int("w")), Perm: int32(in.int("p"))}
+				return -1, c.RegisterTopic(ctx, in.str("t"), []body.QueueData{q})
+			},
+		},
+		{
+			name:     "getBrokerMemberGroup",
+			synopsis: "addresses of one broker group (901)",
+			about:    "Shows the addresses of a broker group by id (GET_BROKER_MEMBER_GROUP, 901; 5.x only).\nAn unknown group has no addresses.",
+			flags:    []flagSpec{flagCluster(true, "cluster name"), flagBroker()},
+			jsonDoc:  `{"namesrv":"host:port","cluster":"DefaultCluster","brokerName":"broker-a","brokerAddrs":[{"id":0,"addr":"10.0.0.1:10911"}]}`,
+			read:     readMemberGroup,
+		},
+		{
+			name:     "queryDataVersion",
+			synopsis: "topic-config version stored for a broker (322)",
+			about: "Shows the topic-config data version the NameServer holds for one broker address\n" +
+				"(QUERY_DATA_VERSION, 322). Like any 322 request it counts as a heartbeat of that broker.",
+			flags: []flagSpec{
+				flagCluster(true, "cluster name"), flagBroker(),
+				{name: "a", arg: "brokerAddr", usage: "broker address host:port", required: true},
+				{name: "i", arg: "brokerId", usage: "broker id (0 = master)", def: "0", isInt: true, min: 0, max: 1 << 62},
+			},
+			jsonDoc: `{"namesrv":"host:port","known":true,"dataVersion":{"stateVersion":0,"timestamp":1700000000123,"counter":42}}
+  "known" is false (and "dataVersion" absent) when the NameServer has no live entry.`,
+			read: readDataVersion,
+		},
+	}
+}
+
+// output is a read's result: a JSON document and the same as a table.
+type output struct {
+	json  any
+	table func(w io.Writer)
+}
+
+func (o *output) write(w io.Writer, asJSON bool) error {
+	if asJSON {
+		return writeJSONTo(w, o.json)
+	}
+	tw := newTable(w)
+	o.table(tw)
+	return tw.Flush()
+}
+
+func writeJSONTo(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+type brokerRow struct {
+	Cluster            string `json:"cluster"`
+	BrokerName         string `json:"brokerName"`
+	BrokerID           int64  `json:"brokerId"`
+	Addr               string `json:"addr"`
+	ZoneName           string `json:"zoneName"`
+	EnableActingMaster bool   `json:"enableActingMaster"`
+}
+
+func readClusterList(ctx context.Context, c *client.Client, in *input) (*output, error) {
+	ci, err := c.ClusterInfo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows := []brokerRow{}
+	for _, b := range ci.Brokers {
+		if in.given("c") && b.Cluster != in.str("c") {
+			continue
+		}
+		for _, a := range b.Addrs {
+			rows = append(rows, brokerRow{b.Cluster, b.BrokerName, a.ID, a.Addr, b.ZoneName, b.EnableActingMaster})
+		}
+	}
+	slices.SortFunc(rows, func(a, b brokerRow) int {
+		if x := strings.Compare(a.Cluster, b.Cluster); x != 0 {
+			return x
+		}
+		if x := strings.Compare(a.BrokerName, b.BrokerName); x != 0 {
+			return x
+		}
+		return compareInt(a.BrokerID, b.BrokerID)
+	})
+	doc := struct {
+		Namesrv string      `json:"namesrv"`
+		Brokers []brokerRow `json:"brokers"`
+	}{c.Addr(), rows}
+	return &output{json: doc, table: func(w io.Writer) {
+		fmt.Fprintln(w, "#Cluster\t#Broker\t#BID\t#Addr\t#Zone\t#ActingMaster")
+		for _, r := range rows {
+			fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%t\n", r.Cluster, r.BrokerName, r.BrokerID, r.Addr, dash(r.ZoneName), r.EnableActingMaster)
+		}
+	}}, nil
+}
+
+func compareInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// permString is Java's PermName.perm2String: R, W and X (inherit) or '-'.
+func permString(p int32) string {
+	b := []byte("---")
+	if p&4 != 0 {
+		b[0] = 'R'
+	}
+	if p&2 != 0 {
+		b[1] = 'W'
+	}
+	if p&1 != 0 {
+		b[2] = 'X'
+	}
+	return string(b)
+}
+
+func readTopicRoute(ctx context.Context, c *client.Client, in *input) (*output, error) {
+	topic := in.str("t")
+	tr, err := c.Route(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	doc := struct {
+		Namesrv string          `json:"namesrv"`
+		Topic   string          `json:"topic"`
+		Route   json.RawMessage `json:"route"`
+	}{c.Addr(), topic, body.AppendTopicRoute(nil, tr, body.Standard)}
+	return &output{json: doc, table: func(w io.Writer) {
+		fmt.Fprintln(w, "#Broker\t#Cluster\t#BID\t#Addr\t#Zone")
+		for _, b := range tr.BrokerDatas {
+			for _, a := range b.Addrs {
+				fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\n", b.BrokerName, b.Cluster, a.ID, a.Addr, dash(b.ZoneName))
+			}
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "#Broker\t#ReadQueues\t#WriteQueues\t#Perm\t#SysFlag")
+		for _, q := range tr.QueueDatas {
+			fmt.Fprintf(w, "%s\t%d\t%d\t%s(%d)\t%d\n", q.BrokerName, q.ReadQueueNums, q.WriteQueueNums, permString(q.Perm), q.Perm, q.TopicSysFlag)
+		}
+		if tr.OrderTopicConf != "" {
+			fmt.Fprintf(w, "\norderTopicConf: %s\n", tr.OrderTopicConf)
+		}
+	}}, nil
+}
+
+// lines prints one value per line with no header, so the output pipes
+// straight into xargs or a loop, like mqadmin's topicList.
+func lines(list []string) func(w io.Writer) {
+	return func(w io.Writer) {
+		for _, s := range list {
+			fmt.Fprintln(w, s)
+		}
+	}
+}
+
+func readTopicList(ctx context.Context, c *client.Client, in *input) (*output, error) {
+	var topics []string
+	var err error
+	if in.given("c") {
+		topics, err = c.TopicsByCluster(ctx, in.str("c"))
+	} else {
+		topics, err = c.AllTopicList(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(topics)
+	doc := struct {
+		Namesrv string   `json:"namesrv"`
+		Cluster string   `json:"cluster"`
+		Topics  []string `json:"topics"`
+	}{c.Addr(), in.str("c"), topics}
+	return &output{json: doc, table: lines(topics)}, nil
+}
+
+func readTopicClusterList(ctx context.Context, c *client.Client, in *input) (*output, error) {
+	topic := in.str("t")
+	tr, err := c.Route(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	clusters := []string{}
+	for _, b := range tr.BrokerDatas {
+		if !slices.Contains(clusters, b.Cluster) {
+			clusters = append(clusters, b.Cluster)
+		}
+	}
+	slices.Sort(clusters)
+	doc := struct {
+		Namesrv  string   `json:"namesrv"`
+		Topic    string   `json:"topic"`
+		Clusters []string `json:"clusters"`
+	}{c.Addr(), topic, clusters}
+	return &output{json: doc, table: lines(clusters)}, nil
+}
+
+func readNamesrvConfig(ctx context.Context, c *client.Client, in *input) (*output, error) {
+	_, pairs, err := c.GetNamesrvConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]string, len(pairs))
+	for _, p := range pairs {
+		m[p.Key] = p.Value
+	}
+	doc := struct {
+		Namesrv string            `json:"namesrv"`
+		Config  map[string]string `json:"config"`
+	}{c.Addr(), m}
+	return &output{json: doc, table: func(w io.Writer) {
+		fmt.Fprintln(w, "#Key\t#Value")
+		for _, p := range pairs {
+			fmt.Fprintf(w, "%s\t%s\n", p.Key, oneLine(p.Value))
+		}
+	}}, nil
+}
+
+// oneLine keeps a value with line breaks on its table row.
+func oneLine(s string) string {
+	if strings.ContainsAny(s, "\r\n\t") {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
+func readKV(ctx context.Context, c *client.Client, in *input) (*output, error) {
+	ns := in.str("s")
+	var table map[string]string
+	if in.given("k") {
+		v, err := c.GetKV(ctx, ns, in.str("k"))
+		if err != nil {
+			return nil, err
+		}
+		table = map[string]string{in.str("k"): v}
+	} else {
+		var err error
+		if table, err = c.KVList(ctx, ns); err != nil {
+			return nil, err
+		}
+	}
+	keys := make([]string, 0, len(table))
+	for k := range table {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	doc := struct {
+		Namesrv   string            `json:"namesrv"`
+		Namespace string            `json:"namespace"`
+		Table     map[string]string `json:"table"`
+	}{c.Addr(), ns, table}
+	return &output{json: doc, table: func(w io.Writer) {
+		fmt.Fprintln(w, "#Namespace\t#Key\t#Value")
+		for _, k := range keys {
+			fmt.Fprintf(w, "%s\t%s\t%s\n", ns, k, oneLine(table[k]))
+		}
+	}}, nil
+}
+
+type addrJSON struct {
+	ID   int64  `json:"id"`
+	Addr string `json:"addr"`
+}
+
+func readMemberGroup(ctx context.Context, c *client.Client, in *input) (*output, error) {
+	g, err := c.GetBrokerMemberGroup(ctx, in.str("c"), in.str("b"))
+	if err != nil {
+		return nil, err
+	}
+	addrs := make([]addrJSON, len(g.Addrs))
+	for i, a := range g.Addrs {
+		addrs[i] = addrJSON{a.ID, a.Addr}
+	}
+	doc := struct {
+		Namesrv     string     `json:"namesrv"`
+		Cluster     string     `json:"cluster"`
+		BrokerName  string     `json:"brokerName"`
+		BrokerAddrs []addrJSON `json:"brokerAddrs"`
+	}{c.Addr(), g.Cluster, g.BrokerName, addrs}
+	return &output{json: doc, table: func(w io.Writer) {
+		fmt.Fprintln(w, "#Cluster\t#Broker\t#BID\t#Addr")
+		for _, a := range addrs {
+			fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", g.Cluster, g.BrokerName, a.ID, a.Addr)
+		}
+	}}, nil
+}
+
+type dataVersionJSON struct {
+	StateVersion int64 `json:"stateVersion"`
+	Timestamp    int64 `json:"timestamp"`
+	Counter      int64 `json:"counter"`
+}
+
+func readDataVersion(ctx context.Context, c *client.Client, in *input) (*output, error) {
+	b := client.Broker{Cluster: in.str("c"), Name: in.str("b"), Addr: in.str("a"), ID: in.int("i")}
+	dv, known, err := c.BrokerDataVersion(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	doc := struct {
+		Namesrv     string           `json:"namesrv"`
+		Known       bool             `json:"known"`
+		DataVersion *dataVersionJSON `json:"dataVersion,omitempty"`
+	}{Namesrv: c.Addr(), Known: known}
+	if known {
+		doc.DataVersion = &dataVersionJSON{dv.StateVersion, dv.Timestamp, dv.Counter}
+	}
+	return &output{json: doc, table: func(w io.Writer) {
+		fmt.Fprintln(w, "#Cluster\t#Broker\t#BID\t#Addr\t#StateVersion\t#Timestamp\t#Counter")
+		if !known {
+			fmt.Fprintf(w, "%s\t%s\t%d\t%s\t-\t-\t-\n", b.Cluster, b.Name, b.ID, b.Addr)
+			return
+		}
+		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%d\t%d\t%d\n", b.Cluster, b.Name, b.ID, b.Addr, dv.StateVersion, dv.Timestamp, dv.Counter)
+	}}, nil
+}

@@ -1,0 +1,132 @@
+// Help text, aligned tables and the report of a write sent to every
+// NameServer.
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+func newTable(w io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+}
+
+// printCommonFlags writes the help rows of the flags every command takes.
+func printCommonFlags(tw io.Writer) {
+	for _, f := range [...][2]string{
+		{"-n addrs", "NameServer addresses host:port, ';'-separated (default: $NAMESRV_ADDR)"},
+		{"-o format", "output: table (default) or json"},
+		{"-timeout d", "deadline per NameServer for connect and answer (default 3s)"},
+	} {
+		fmt.Fprintf(tw, "  %s\t%s\n", f[0], f[1])
+	}
+}
+
+func printHelp(w io.Writer, cmds []*command) {
+	fmt.Fprint(w, `nsadmin administers RocketMQ NameServers (rocketns or Java) with mqadmin's command
+and flag names.
+
+Usage:
+  nsadmin <command> -n 'host:port[;host:port...]' [flags]
+  nsadmin help [command]
+  nsadmin <command> -h
+
+Reads ask the first reachable NameServer in -n. Writes go to every NameServer in -n,
+as mqadmin's do: each NameServer keeps its own state.
+
+Commands:
+`)
+	tw := newTable(w)
+	for _, c := range cmds {
+		kind := "read"
+		if c.apply != nil {
+			kind = "write"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.name, kind, c.synopsis)
+	}
+	tw.Flush()
+	fmt.Fprint(w, "\nCommon flags:\n")
+	tw = newTable(w)
+	printCommonFlags(tw)
+	tw.Flush()
+	fmt.Fprint(w, `
+Exit status: 0 on success; 1 when a NameServer is unreachable or answers with an
+error (for writes: when any of them does); 2 for a bad command line.
+`)
+}
+
+func printCommandHelp(w io.Writer, c *command) {
+	fmt.Fprintf(w, "nsadmin %s: %s\n\n%s\n\n", c.name, c.synopsis, c.about)
+	if c.apply != nil {
+		fmt.Fprintln(w, "Write: sent to every NameServer in -n; the command fails if any of them fails.")
+	} else {
+		fmt.Fprintln(w, "Read: answered by the first reachable NameServer in -n.")
+	}
+	var usage strings.Builder
+	usage.WriteString("nsadmin " + c.name + " -n addrs")
+	for _, f := range c.flags {
+		if f.required {
+			fmt.Fprintf(&usage, " -%s %s", f.name, f.arg)
+		} else {
+			fmt.Fprintf(&usage, " [-%s %s]", f.name, f.arg)
+		}
+	}
+	usage.WriteString(" [-o json]")
+	fmt.Fprintf(w, "\nUsage:\n  %s\n\nFlags:\n", usage.String())
+	tw := newTable(w)
+	for _, f := range c.flags {
+		note := ""
+		switch {
+		case f.required:
+			note = " (required)"
+		case f.def != "":
+			note = " (default " + f.def + ")"
+		}
+		fmt.Fprintf(tw, "  -%s %s\t%s%s\n", f.name, f.arg, f.usage, note)
+	}
+	printCommonFlags(tw)
+	tw.Flush()
+	fmt.Fprintf(w, "\nJSON output (-o json):\n  %s\n", strings.ReplaceAll(c.jsonDoc, "<name>", c.name))
+}
+
+// writeResults reports a write, one row per NameServer. Failures are also
+// on stderr, so a script reading only the exit code and stderr loses
+// nothing.
+func writeResults(w io.Writer, c *command, results []writeResult, asJSON bool) error {
+	if asJSON {
+		return writeJSONTo(w, struct {
+			Command string        `json:"command"`
+			Results []writeResult `json:"results"`
+		}{c.name, results})
+	}
+	counted := false
+	for _, r := range results {
+		counted = counted || r.TopicCount != nil
+	}
+	tw := newTable(w)
+	if counted {
+		fmt.Fprintln(tw, "#NameServer\t#Topics\t#Result")
+	} else {
+		fmt.Fprintln(tw, "#NameServer\t#Result")
+	}
+	for _, r := range results {
+		res := "OK"
+		if !r.OK {
+			res = r.Error
+		}
+		if counted {
+			n := "-"
+			if r.TopicCount != nil {
+				n = fmt.Sprint(*r.TopicCount)
+			}
+			// The count goes before the result so that a long error
+			// text does not push it out of its column.
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Namesrv, n, res)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", r.Namesrv, res)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,158 @@
+// Run-time configuration updates (UPDATE_NAMESRV_CONFIG): which keys a
+// remote peer may change, the checks, and atomic persistence of the result.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// runtimeKeys are the only keys UPDATE_NAMESRV_CONFIG accepts: settings the
+// server reads per request, none of them a path or anything that could turn
+// into one. Java accepts every key and silently only persists the rest;
+// accepting a key that has no effect until a restart misleads the operator,
+// and accepting unknown keys lets a peer write arbitrary lines into the
+// persisted file. Never modified.
+var runtimeKeys = []string{
+	"orderMessageEnable",
+	"returnOrderTopicConfigToBroker",
+	"supportActingMaster",
+	"enableAllTopicList",
+	"enableTopicList",
+	"notifyMinBrokerIdChanged",
+	"needWaitForService",
+	"waitSecondsForService",
+	"deleteTopicWithBrokerRegistration",
+}
+
+// RuntimeKeys returns the keys UPDATE_NAMESRV_CONFIG may change, sorted.
+func RuntimeKeys() []string {
+	out := slices.Clone(runtimeKeys)
+	slices.Sort(out)
+	return out
+}
+
+// IsRuntimeKey reports whether UPDATE_NAMESRV_CONFIG may change key.
+func IsRuntimeKey(key string) bool { return slices.Contains(runtimeKeys, key) }
+
+// Reasons an update is refused.
+var (
+	// ErrBlackListed: a key is on the black list (Java's NO_PERMISSION
+	// "Can not update config in black list.").
+	ErrBlackListed = errors.New("can not update config in black list")
+	// ErrNotRuntime: a key can only be set in the config file.
+	ErrNotRuntime = errors.New("can only be set in the config file")
+	// ErrBadValue: a value does not parse.
+	ErrBadValue = errors.New("bad value")
+)
+
+// UpdateError is a refused update: Key is the first offending key, Err one
+// of ErrBlackListed, ErrNotRuntime or ErrBadValue.
+type UpdateError struct {
+	Key string
+	Err error
+	// Detail says more (the parse error), may be empty.
+	Detail string
+}
+
+func (e *UpdateError) Error() string {
+	switch {
+	case errors.Is(e.Err, ErrNotRuntime):
+		return fmt.Sprintf("%s can only be set in the config file, not at run time; keys that can: %v", e.Key, RuntimeKeys())
+	case e.Detail != "":
+		return fmt.Sprintf("config update: %s: %v: %s", e.Key, e.Err, e.Detail)
+	}
+	return fmt.Sprintf("config update: %s: %v", e.Key, e.Err)
+}
+
+func (e *UpdateError) Unwrap() error { return e.Err }
+
+// RuntimeUpdate returns a copy of c with props applied, or an *UpdateError
+// and no copy: every key must pass before anything is applied. Checks, in
+// order over all keys: the black list (c.InBlackList), then the run-time
+// list, then the values. c itself is never modified, so a server can swap
+// the copy in atomically.
+func (c *Config) RuntimeUpdate(props []Property) (*Config, error) {
+	for _, p := range props {
+		if c.InBlackList(p.Key) {
+			return nil, &UpdateError{Key: p.Key, Err: ErrBlackListed}
+		}
+	}
+	for _, p := range props {
+		if !IsRuntimeKey(p.Key) {
+			return nil, &UpdateError{Key: p.Key, Err: ErrNotRuntime}
+		}
+	}
+	n := c.Clone()
+	if _, err := n.Apply(props); err != nil {
+		var ve *ValueError
+		if errors.As(err, &ve) {
+			return nil, &UpdateError{Key: ve.Key, Err: ErrBadValue, Detail: ve.Reason}
+		}
+		return nil, &UpdateError{Err: ErrBadValue, Detail: err.Error()}
+	}
+	if n.WaitSecondsForService < 0 {
+		return nil, &UpdateError{Key: "waitSecondsForService", Err: ErrBadValue, Detail: "want 0 or more"}
+	}
+	return n, nil
+}
+
+// WriteFile replaces path with c's text (AppendText) so that a crash leaves
+// the old or the new file, never a torn one: a temporary file beside it,
+// fsync, rename, fsync of the directory. The previous content, if any, is
+// kept in <path>.bak first, as Java does.
+func (c *Config) WriteFile(path string) error {
+	return writeAtomic(path, c.AppendText(nil))
+}
+
+func writeAtomic(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("config: create directory for %s: %w", path, err)
+	}
+	prev, rerr := os.ReadFile(path)
+	if rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+		return fmt.Errorf("config: read previous %s: %w", path, rerr)
+	}
+	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("config: write %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(data); err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err != nil {
+		return fmt.Errorf("config: write %s: %w", tmp.Name(), err)
+	}
+	if rerr == nil {
+		if err = os.WriteFile(path+".bak", prev, 0o644); err != nil {
+			return fmt.Errorf("config: write backup of %s: %w", path, err)
+		}
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("config: replace %s: %w", path, err)
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("config: %s written, directory not synced: %w", path, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) && !errors.Is(err, errors.ErrUnsupported) {
+		return fmt.Errorf("config: %s written, directory not synced: %w", path, err)
+	}
+	return nil
+}

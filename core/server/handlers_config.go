@@ -1,0 +1,96 @@
+// handlers_config.go holds the configuration codes (318 UPDATE_NAMESRV_CONFIG,
+// 319 GET_NAMESRV_CONFIG) and the copy-on-write configuration they swap.
+package server
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/rocketns/rocketns/codec"
+	"github.com/rocketns/rocketns/core/config"
+)
+
+// adminState is what the admin codes add to a Server. Its zero value is
+// ready: until the first update the configuration is Server.cfg.
+type adminState struct {
+	// cfg is the current configuration, replaced whole on every accepted
+	// update and never modified after it is stored, so request handlers
+	// read it without a lock. nil means Server.cfg.
+	cfg atomic.Pointer[config.Config]
+	// updateMu serialises updates: check, persist, swap.
+	updateMu sync.Mutex
+
+	notify notifier
+}
+
+// conf returns the configuration to use for this request. Settings that are
+// not run-time keys never change, so Server.cfg stays right for them.
+func (s *Server) conf() *config.Config {
+	if c := s.admin.cfg.Load(); c != nil {
+		return c
+	}
+	return s.cfg
+}
+
+// blackListRemark is Java's remark for code 16.
+const blackListRemark = "Can not update config in black list."
+
+// handleUpdateConfig is UPDATE_NAMESRV_CONFIG. Unlike Java it accepts only
+// run-time keys (config.RuntimeKeys), applies nothing unless every key is
+// acceptable, and persists before the new values take effect, so a refused
+// or failed update leaves memory and disk as they were.
+func handleUpdateConfig(s *Server, c *conn, req, resp *codec.Command) error {
+	if len(req.Body) == 0 {
+		return nil
+	}
+	props, err := config.ParseProperties(bytes.NewReader(req.Body))
+	if err != nil {
+		s.log.Warn("config update refused: bad properties", "peer", c.peer, "err", err)
+		return refuse(codec.SystemError, "string2Properties error")
+	}
+	if len(props) == 0 {
+		return nil
+	}
+	s.admin.updateMu.Lock()
+	defer s.admin.updateMu.Unlock()
+	next, err := s.conf().RuntimeUpdate(props)
+	if err != nil {
+		var ue *config.UpdateError
+		errors.As(err, &ue)
+		s.log.Warn("config update refused", "peer", c.peer, "err", err)
+		switch {
+		case errors.Is(err, config.ErrBlackListed):
+			return refuse(codec.NoPermission, blackListRemark)
+		case errors.Is(err, config.ErrNotRuntime):
+			return refuse(codec.NoPermission, ue.Error())
+		}
+		return refuse(codec.SystemError, err.Error())
+	}
+	if path := next.ConfigStorePath; path != "" {
+		if err := next.WriteFile(path); err != nil {
+			s.log.Error("config update not applied: persist failed", "path", path, "err", err)
+			return refuse(codec.SystemError, "persist config: "+err.Error())
+		}
+	}
+	s.admin.cfg.Store(next)
+	s.routes.SetSupportActingMaster(next.SupportActingMaster)
+	s.routes.SetDeleteTopicWithBrokerRegistration(next.DeleteTopicWithBrokerRegistration)
+	keys := make([]string, 0, len(props))
+	for _, p := range props {
+		keys = append(keys, p.Key+"="+strings.TrimSpace(p.Value))
+	}
+	s.log.Info("config updated", "changes", keys, "persisted_to", next.ConfigStorePath, "peer", c.peer)
+	return nil
+}
+
+// handleGetConfig is GET_NAMESRV_CONFIG: every setting as sorted key=value
+// lines. There is always a body (the Java admin client fails without one).
+func handleGetConfig(s *Server, c *conn, req, resp *codec.Command) error {
+	buf := c.buffer()
+	buf.B = s.conf().AppendText(buf.B[:0])
+	resp.Body = buf.B
+	return nil
+}
