@@ -241,6 +241,14 @@ func (t *Table) registerTopics(g *brokerGroup, rb *body.RegisterBroker, register
 
 	// 10c. Queue data: all topics on a new DataVersion or first
 	// registration, otherwise only topics missing this broker.
+	if registerFirst || dvChanged {
+		// Every topic may change: size the slices once instead of
+		// growing them through 100k appends.
+		ups = slices.Grow(ups, len(rb.Topics))
+		if len(known) < len(rb.Topics) {
+			added = make([]string, 0, len(rb.Topics)-len(known))
+		}
+	}
 	for i := range rb.Topics {
 		tc := &rb.Topics[i]
 		_, has := known[tc.TopicName]

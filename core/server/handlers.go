@@ -207,6 +207,8 @@ func handleRegister(s *Server, c *conn, req, resp *codec.Command) error {
 	if v, ok := req.ExtValue("compressed"); ok {
 		compressed = javaBool(v)
 	}
+	s.regSlots <- struct{}{}
+	defer func() { <-s.regSlots }()
 	rb, err := body.DecodeRegisterBroker(req.Body, compressed, req.Version)
 	if err != nil {
 		s.log.Warn("registration refused: bad body", "peer", c.peer, "broker", h.name, "addr", h.addr, "err", err)

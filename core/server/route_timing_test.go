@@ -25,7 +25,7 @@ type routeWalk struct {
 func newRouteWalk(tb testing.TB, version int32) *routeWalk {
 	tb.Helper()
 	cfg := testConfig(tb)
-	s, err := New(cfg, nil)
+	s, err := New(cfg, quietLog)
 	if err != nil {
 		tb.Fatal(err)
 	}

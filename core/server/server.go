@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -48,6 +49,11 @@ type Server struct {
 	// (handlers_config.go, notify.go).
 	admin adminState
 
+	// regSlots bounds how many registrations decode and apply at once, so a
+	// registration storm leaves cores for route queries (Java gives route
+	// queries a pool of their own for the same reason).
+	regSlots chan struct{}
+
 	inflight sync.WaitGroup
 	closing  atomic.Bool
 	stop     chan struct{}
@@ -71,6 +77,7 @@ func New(cfg *config.Config, log *slog.Logger) (*Server, error) {
 		kv:       store,
 		conns:    make(map[route.ConnID]*conn),
 		stop:     make(chan struct{}),
+		regSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)),
 		serveErr: make(chan error, 1),
 	}
 	s.routes = route.New(route.Options{
