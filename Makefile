@@ -4,7 +4,7 @@ BIN     := bin
 PKGS    := ./...
 BENCHTIME ?= 1s
 
-.PHONY: all build run test test-short vet fmt bench clean profile loadgen loadgen-smoke
+.PHONY: all build run test test-short vet fmt bench clean profile loadgen loadgen-smoke fuzz fuzz-ci durability soak
 
 all: build
 
@@ -30,6 +30,48 @@ vet:
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
+
+# Every fuzz target, one after the other, each for FUZZTIME. A failure
+# leaves the input under the package's testdata/fuzz/; commit it as a
+# regression seed (plain `go test` replays it) and fix the bug.
+FUZZTIME ?= 30s
+FUZZ_TARGETS := \
+	./codec:FuzzDecode \
+	./codec:FuzzJSONHeader \
+	./codec:FuzzBinaryHeader \
+	./codec:FuzzReadCommandChunks \
+	./codec/body:FuzzDecodeRegisterBroker \
+	./codec/body:FuzzCompressedLayout \
+	./codec/body:FuzzAppendJSON \
+	./codec/body:FuzzDecodeKVTable \
+	./codec/body:FuzzDecodeTopicRoute \
+	./codec/body:FuzzDecodeClusterInfo \
+	./codec/body:FuzzDecodeTopicList \
+	./core/kv:FuzzOpen \
+	./core/config:FuzzParseProperties \
+	./core/config:FuzzApply
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$pkg $$name for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done
+
+# A few seconds of each target, for CI.
+fuzz-ci:
+	$(MAKE) fuzz FUZZTIME=3s
+
+# The kill -9 durability test alone (it also runs in `make test`).
+durability:
+	$(GO) test -count=1 -run '^TestDurability$$' -v ./cmd/namesrv
+
+# The chaos and soak suite at full size: 300 simulated brokers x 10k topics,
+# expiry, dropped connections, register/unregister races, reconnect storms,
+# with -race (several minutes on two cores). `make test` runs the same suite
+# at a small size; `make test-short` skips it.
+SOAKFLAGS ?= -race
+soak:
+	ROCKETNS_SOAK=1 $(GO) test $(SOAKFLAGS) -count=1 -timeout 30m -run '^TestSoak' -v ./core/route ./core/server
 
 # Micro-benchmarks beside the hot path (codec, shard, route, kv).
 bench:

@@ -57,7 +57,10 @@ func decodeBinaryHeader(h []byte, c *Command) error {
 	}
 	c.HasExt = true
 	m := p[:extLen]
-	for len(m) > 0 {
+	for n := 0; len(m) > 0; n++ {
+		if n == MaxExtEntries {
+			return badBinary("more than %d extFields entries", MaxExtEntries)
+		}
 		if len(m) < 2 {
 			return badBinary("extFields entry key length cut off")
 		}

@@ -18,6 +18,14 @@ const DefaultMaxFrame = 16 << 20
 // maxHeaderLen is what the 24-bit header-length field can carry.
 const maxHeaderLen = 1<<24 - 1
 
+// MaxExtEntries bounds the extFields entries one header may hold, counting
+// every entry read (repeats and nulls included, over all extFields objects
+// of a JSON header). Each entry is matched against the earlier ones by a
+// linear scan, which keeps the common header allocation-free but makes a
+// header of a million tiny entries cost about 10^12 comparisons. Java has
+// no bound; its largest header class has fewer than 40 fields.
+const MaxExtEntries = 1024
+
 // FrameLength validates the 4-byte big-endian length prefix and returns L,
 // the number of bytes that follow it. max bounds L+4; max <= 0 means
 // DefaultMaxFrame. L counts the header-length word, so L < 4 cannot be a
@@ -87,6 +95,15 @@ func Decode(frame []byte, c *Command) error {
 // must do once it is done with c (and after copying whatever must outlive
 // the request). A *DecodeError means the stream is unusable: Java closes the
 // connection without answering, and so should the caller.
+//
+// Memory: the length field is checked against max before anything waits
+// for or allocates the frame, so max is what bounds a frame's memory. A
+// claimed length below max costs nothing until the bytes exist: netpoll's
+// readers (the connection's and netpoll.NewReader's) grow their buffers as
+// data arrives, not by the n passed to Next, and Next copies into one
+// n-byte slice only once all n bytes are buffered. A peer that claims 16
+// MiB and sends 10 bytes holds 10 bytes, and a peer has to send max bytes
+// to make the server hold them.
 func ReadCommand(r netpoll.Reader, max int, c *Command) error {
 	prefix, err := r.Peek(4)
 	if err != nil {

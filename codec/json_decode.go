@@ -18,9 +18,10 @@ const maxSkipDepth = 64
 // never longer than its escaped form, so scratch never reallocates while
 // earlier strings still point into it.
 type jsonScanner struct {
-	buf []byte
-	pos int
-	c   *Command
+	buf     []byte
+	pos     int
+	c       *Command
+	entries int // extFields entries read so far, for MaxExtEntries
 }
 
 func (s *jsonScanner) fail(format string, args ...any) error {
@@ -181,6 +182,9 @@ func (s *jsonScanner) ext() error {
 		return nil
 	}
 	for {
+		if s.entries++; s.entries > MaxExtEntries {
+			return s.fail("more than %d extFields entries", MaxExtEntries)
+		}
 		if s.peek() != '"' {
 			return s.fail("want an extFields key")
 		}

@@ -102,6 +102,7 @@ type input struct {
 	strs    map[string]string
 	ints    map[string]int64
 	set     map[string]bool // flags given on the command line
+	creds   client.Credentials
 }
 
 func (in *input) str(name string) string { return in.strs[name] }
@@ -115,6 +116,8 @@ func parse(cmd *command, args []string, getenv func(string) string) (*input, err
 	namesrv := fs.String("n", "", "")
 	format := fs.String("o", "table", "")
 	timeout := fs.Duration("timeout", defaultTimeout, "")
+	accessKey := fs.String("accessKey", "", "")
+	secretKey := fs.String("secretKey", "", "")
 	strs := make(map[string]*string)
 	ints := make(map[string]*int64)
 	for _, f := range cmd.flags {
@@ -152,6 +155,9 @@ func parse(cmd *command, args []string, getenv func(string) string) (*input, err
 		return nil, err
 	}
 	in.addrs = addrs
+	if in.creds, err = credentials(in, *accessKey, *secretKey, getenv); err != nil {
+		return nil, err
+	}
 	for _, f := range cmd.flags {
 		if f.isInt {
 			in.ints[f.name] = *ints[f.name]
@@ -169,6 +175,23 @@ func parse(cmd *command, args []string, getenv func(string) string) (*input, err
 		}
 	}
 	return in, nil
+}
+
+// credentials reads the ACL account that signs every request: the flags,
+// else ROCKETMQ_ACCESS_KEY / ROCKETMQ_SECRET_KEY (which keep the secret out
+// of the process list). None means unsigned requests.
+func credentials(in *input, ak, sk string, getenv func(string) string) (client.Credentials, error) {
+	if !in.set["accessKey"] {
+		ak = getenv("ROCKETMQ_ACCESS_KEY")
+	}
+	if !in.set["secretKey"] {
+		sk = getenv("ROCKETMQ_SECRET_KEY")
+	}
+	ak, sk = strings.TrimSpace(ak), strings.TrimSpace(sk)
+	if (ak == "") != (sk == "") {
+		return client.Credentials{}, usagef("-accessKey and -secretKey (or ROCKETMQ_ACCESS_KEY and ROCKETMQ_SECRET_KEY) go together")
+	}
+	return client.Credentials{AccessKey: ak, SecretKey: sk}, nil
 }
 
 // splitAddrs reads mqadmin's -n syntax: host:port entries separated by ';'.
@@ -218,6 +241,7 @@ func withClient(addr string, in *input, fn func(ctx context.Context, c *client.C
 		return &errUnreachable{err}
 	}
 	defer c.Close()
+	c.SetCredentials(in.creds)
 	err = fn(ctx, c)
 	var re *client.ResponseError
 	if err != nil && !errors.As(err, &re) && isTransport(err) {

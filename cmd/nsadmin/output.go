@@ -19,6 +19,8 @@ func printCommonFlags(tw io.Writer) {
 		{"-n addrs", "NameServer addresses host:port, ';'-separated (default: $NAMESRV_ADDR)"},
 		{"-o format", "output: table (default) or json"},
 		{"-timeout d", "deadline per NameServer for connect and answer (default 3s)"},
+		{"-accessKey ak", "sign requests with this ACL account (default: $ROCKETMQ_ACCESS_KEY)"},
+		{"-secretKey sk", "its secret key (default: $ROCKETMQ_SECRET_KEY, which keeps it out of ps)"},
 	} {
 		fmt.Fprintf(tw, "  %s\t%s\n", f[0], f[1])
 	}

@@ -16,6 +16,10 @@ import (
 // 256 MiB leaves room for any real broker while stopping a zlib bomb.
 const MaxInflated = 256 << 20
 
+// maxPrealloc caps how many elements a count read from the body may
+// reserve room for before the elements have been parsed.
+const maxPrealloc = 1024
+
 // decodeCompressed reads the layout Java's RegisterBrokerBody.encode(true)
 // writes into a zlib stream, all integers 4-byte big-endian:
 //
@@ -26,18 +30,20 @@ const MaxInflated = 256 << 20
 //
 // Every length is checked against the bytes left, so a lying length is an
 // error, never a panic or a large allocation. Bytes after the last section
-// are ignored, as Java stops reading there.
-func decodeCompressed(b []byte, version int32) (*RegisterBroker, error) {
+// are ignored, as Java stops reading there. Inflating stops at maxInflated
+// (MaxInflated in production; tests pass less), so what a zlib bomb costs
+// is bounded by that, not by its compression ratio.
+func decodeCompressed(b []byte, version int32, maxInflated int) (*RegisterBroker, error) {
 	zr, err := zlib.NewReader(bytes.NewReader(b))
 	if err != nil {
 		return nil, fmt.Errorf("compressed register body: %w", err)
 	}
-	data, err := io.ReadAll(io.LimitReader(zr, MaxInflated+1))
+	data, err := io.ReadAll(io.LimitReader(zr, int64(maxInflated)+1))
 	if err != nil {
 		return nil, fmt.Errorf("compressed register body: inflate: %w", err)
 	}
-	if len(data) > MaxInflated {
-		return nil, fmt.Errorf("compressed register body: inflates beyond %d bytes", MaxInflated)
+	if len(data) > maxInflated {
+		return nil, fmt.Errorf("compressed register body: inflates beyond %d bytes", maxInflated)
 	}
 	rd := sectionReader{data: data}
 
@@ -54,7 +60,10 @@ func decodeCompressed(b []byte, version int32) (*RegisterBroker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compressed register body: topic count: %w", err)
 	}
-	rb.Topics = make([]TopicConfig, 0, n)
+	// n is only checked against 4 bytes a record; a 64-byte TopicConfig
+	// per claimed record would let a zlib bomb ask for 16 times
+	// MaxInflated. Records that really follow grow the slice as they parse.
+	rb.Topics = make([]TopicConfig, 0, min(n, maxPrealloc))
 	for i := 0; i < n; i++ {
 		rec, err := rd.chunk()
 		if err != nil {
@@ -106,7 +115,7 @@ func decodeCompressed(b []byte, version int32) (*RegisterBroker, error) {
 				return nil, fmt.Errorf("compressed register body: mapping %d: no topic", i)
 			}
 			if rb.MappingInfo == nil {
-				rb.MappingInfo = make(map[string][]byte, m)
+				rb.MappingInfo = make(map[string][]byte, min(m, maxPrealloc))
 			}
 			rb.MappingInfo[*head.Topic] = std
 		}

@@ -7,6 +7,7 @@ import (
 	"compress/zlib"
 	"encoding/binary"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -192,4 +193,55 @@ func TestParseTopicRecord(t *testing.T) {
 			t.Errorf("%q: no error, got %+v", bad, got)
 		}
 	}
+}
+
+func TestCompressedInflateLimit(t *testing.T) {
+	const limit = 64 << 10
+	// A valid layout padded with zeros (trailing bytes are ignored) up to
+	// exactly the limit decodes; one byte more is a bomb.
+	good := layout(`{"counter":1,"timestamp":2}`, 1, "T 1 1 6 SINGLE_TAG", `[]`, 0)
+	padded := append(good, make([]byte, limit-len(good))...)
+	if _, err := decodeCompressed(deflate(t, padded), 413, limit); err != nil {
+		t.Fatalf("a body of exactly the limit: %v", err)
+	}
+	_, err := decodeCompressed(deflate(t, append(padded, 0)), 413, limit)
+	if err == nil || !strings.Contains(err.Error(), "inflates beyond 65536 bytes") {
+		t.Fatalf("a body one byte over the limit: %v", err)
+	}
+	// A zlib bomb: 1000:1 and more, cut off at the limit, not inflated whole.
+	bomb := deflate(t, make([]byte, 64*limit))
+	if len(bomb) > limit/8 {
+		t.Fatalf("bomb is %d bytes, not a bomb", len(bomb))
+	}
+	if _, err := decodeCompressed(bomb, 413, limit); err == nil {
+		t.Fatal("bomb accepted")
+	}
+}
+
+// A count is a claim the bytes may not back: a body that inflates to n
+// bytes must not make the decoder allocate many times n for the slice or
+// map the count announces. (64-byte TopicConfigs for 4-byte claims made a
+// 256 MiB bomb ask for 4 GiB.)
+func TestCompressedCountsDoNotPreallocate(t *testing.T) {
+	const limit = 1 << 20
+	f := func(name string, head []byte, version int32) {
+		t.Helper()
+		raw := append(head, make([]byte, limit-len(head))...)
+		z := deflate(t, raw)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		_, err := decodeCompressed(z, version, limit)
+		runtime.ReadMemStats(&after)
+		if err == nil {
+			t.Fatalf("%s: accepted", name)
+		}
+		// Inflating costs about twice the limit (io.ReadAll grows by
+		// doubling); a preallocation by the count would cost 16 times it.
+		if n := after.TotalAlloc - before.TotalAlloc; n > 6*limit {
+			t.Fatalf("%s: %d bytes allocated for %d inflated", name, n, limit)
+		}
+	}
+	f("topic count", layout(`{}`, limit/4-16), 409)
+	f("mapping count", layout(`{}`, 0, `[]`, limit/4-64, `{"topic":"T"}`), 413)
 }

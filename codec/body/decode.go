@@ -209,7 +209,7 @@ func DecodeRegisterBroker(b []byte, compressed bool, version int32) (*RegisterBr
 		return &RegisterBroker{}, nil
 	}
 	if compressed {
-		return decodeCompressed(b, version)
+		return decodeCompressed(b, version, MaxInflated)
 	}
 	b = Lenient(b)
 	var w *topicConfigWrapperJSON

@@ -1,10 +1,17 @@
-// Fuzz targets: the REGISTER_BROKER decoder (plain and compressed) and the
-// dialect re-encoder.
+// Fuzz targets: the REGISTER_BROKER decoder (plain and compressed, and the
+// inflated compressed layout), the dialect re-encoder, and the response
+// bodies a client decodes (KV table, route, cluster info, topic list).
 package body
 
 import (
 	"bytes"
+	"compress/zlib"
 	"encoding/json"
+	"io"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -70,5 +77,201 @@ func FuzzAppendJSON(f *testing.F) {
 		if _, err := appendJSON(nil, b, Legacy); err != nil {
 			t.Fatalf("legacy failed where standard worked: %v", err)
 		}
+	})
+}
+
+// fuzzInflateLimit stands in for MaxInflated in FuzzCompressedLayout so the
+// fuzzer can reach the bound with inputs of a few kilobytes.
+const fuzzInflateLimit = 4 << 10
+
+// FuzzCompressedLayout fuzzes the inflated form of a compressed
+// registration (length-prefixed sections and topic text records): the
+// input is deflated here, so mutations reach the section reader instead of
+// dying on the zlib checksum. What inflates beyond the limit must be
+// refused; what decodes must survive an encode and a decode.
+func FuzzCompressedLayout(f *testing.F) {
+	for _, fr := range loadVectors(f) {
+		if fr.Dir != "req" || fr.Code != 103 {
+			continue
+		}
+		rb, err := DecodeRegisterBroker(fr.Payload, false, fr.Version)
+		if err != nil {
+			f.Fatal(err)
+		}
+		if len(rb.Topics) > 8 {
+			rb.Topics = rb.Topics[:8]
+		}
+		for _, v := range []int32{409, 413} {
+			z, err := EncodeRegisterBroker(rb, true, v)
+			if err != nil {
+				f.Fatal(err)
+			}
+			raw, err := io.ReadAll(zlibReader(f, z))
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(raw, v)
+		}
+	}
+	f.Add(layout(`{}`, 1, "T 1 1 6 SINGLE_TAG {}", `[]`, 1, `{"topic":"T","currIdMap":{0:0}}`), int32(413))
+	f.Add(layout(`{"counter":1,"timestamp":2}`, 2, "T 1 1 6 SINGLE_TAG", " 1 1 6 MULTI_TAG  ", `null`), int32(409))
+	f.Add(layout(`{}`, 0x7fffffff), int32(409))
+	f.Add(bytes.Repeat([]byte{0}, fuzzInflateLimit+1), int32(409))
+
+	f.Fuzz(func(t *testing.T, raw []byte, version int32) {
+		rb, err := decodeCompressed(deflate(t, raw), version, fuzzInflateLimit)
+		if len(raw) > fuzzInflateLimit {
+			if err == nil || !strings.Contains(err.Error(), "inflates beyond") {
+				t.Fatalf("%d inflated bytes accepted past the %d-byte limit (err %v)", len(raw), fuzzInflateLimit, err)
+			}
+			return
+		}
+		if err != nil {
+			return
+		}
+		enc, err := EncodeRegisterBroker(rb, true, version)
+		if err != nil {
+			t.Fatalf("encode of decoded body: %v", err)
+		}
+		again, err := decodeCompressed(enc, version, MaxInflated)
+		if err != nil {
+			t.Fatalf("decode of re-encoded body: %v\n%+v", err, rb)
+		}
+		sameRegistration(t, rb, again, version)
+	})
+}
+
+// sameRegistration compares a decoded compressed registration with its
+// re-encoded and decoded copy. Attributes survive only where the text
+// record can carry them: from 5.0.0 on, and without a space (the record is
+// split on spaces, in Java too).
+func sameRegistration(t *testing.T, a, b *RegisterBroker, version int32) {
+	t.Helper()
+	if a.DataVersion != b.DataVersion || len(a.Topics) != len(b.Topics) || len(a.MappingInfo) != len(b.MappingInfo) ||
+		!slices.Equal(a.FilterServerList, b.FilterServerList) {
+		t.Fatalf("round trip changed the body:\n%+v\n%+v", a, b)
+	}
+	for i := range a.Topics {
+		x, y := a.Topics[i], b.Topics[i]
+		xa, ya := x.Attributes, y.Attributes
+		x.Attributes, y.Attributes = nil, nil
+		if !reflect.DeepEqual(x, y) {
+			t.Fatalf("topic %d changed:\n%+v\n%+v", i, x, y)
+		}
+		carried := version >= versionV5_0_0
+		for k, v := range xa {
+			carried = carried && !strings.Contains(k+v, " ")
+		}
+		if carried && len(xa)+len(ya) > 0 && !maps.Equal(xa, ya) {
+			t.Fatalf("topic %d attributes changed: %q -> %q", i, xa, ya)
+		}
+	}
+	for k, v := range a.MappingInfo {
+		if !bytes.Equal(v, b.MappingInfo[k]) {
+			t.Fatalf("mapping of %q changed: %s -> %s", k, v, b.MappingInfo[k])
+		}
+	}
+}
+
+func zlibReader(t testing.TB, z []byte) io.Reader {
+	t.Helper()
+	zr, err := zlib.NewReader(bytes.NewReader(z))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return zr
+}
+
+// responseSeeds adds the recorded success bodies answering the given codes.
+func responseSeeds(f *testing.F, codes ...int) {
+	for _, ex := range exchanges(loadVectors(f)) {
+		if ex.resp != nil && ex.resp.Code == 0 && len(ex.resp.Payload) > 0 && slices.Contains(codes, ex.req.Code) {
+			f.Add(ex.resp.Payload)
+		}
+	}
+}
+
+// checkFixpoint asserts that a body, once decoded and re-encoded, encodes
+// to the same bytes again: the decoder reads back everything the encoder
+// writes, whatever odd input the first decode started from.
+func checkFixpoint(t *testing.T, name string, b []byte, reencode func([]byte) ([]byte, error)) {
+	t.Helper()
+	first, err := reencode(b)
+	if err != nil {
+		return
+	}
+	second, err := reencode(first)
+	if err != nil {
+		t.Fatalf("%s: re-encoded body does not decode: %v\n%q\nfrom %q", name, err, first, b)
+	}
+	if !bytes.Equal(first, second) {
+		t.Fatalf("%s: not a fixed point\nfirst  %q\nsecond %q\nfrom   %q", name, first, second, b)
+	}
+}
+
+func FuzzDecodeKVTable(f *testing.F) {
+	responseSeeds(f, 219, 103)
+	f.Add([]byte(`{"table":{"TopicTest":"broker-a:4","k":"\u00e9\ud83d\ude00\/"}}`))
+	f.Add([]byte(`{"table":null}`))
+	f.Add([]byte(`{"table":{"a":"1","a":"2","b":null}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		checkFixpoint(t, "kv table", b, func(b []byte) ([]byte, error) {
+			m, err := DecodeKVTable(b)
+			if err != nil {
+				return nil, err
+			}
+			if m == nil {
+				t.Fatal("nil table without an error")
+			}
+			return AppendKVTable(nil, m), nil
+		})
+	})
+}
+
+func FuzzDecodeTopicRoute(f *testing.F) {
+	responseSeeds(f, 105)
+	f.Add([]byte(`{"brokerDatas":[{"brokerAddrs":{0:"a:1",1:"b:1"},"brokerName":"b","cluster":"c"}],"filterServerTable":{},"queueDatas":[{"brokerName":"b","perm":6,"readQueueNums":4,"topicSynFlag":1,"writeQueueNums":4}]}`))
+	f.Add([]byte(`{"brokerDatas":[{"brokerAddrs":{"-1":"x"}}],"orderTopicConf":"b:4","topicQueueMappingByBroker":{"b":{"currIdMap":{0:0}}}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, d := range []Dialect{Legacy, Standard} {
+			checkFixpoint(t, "topic route", b, func(b []byte) ([]byte, error) {
+				r, err := DecodeTopicRoute(b)
+				if err != nil {
+					return nil, err
+				}
+				return AppendTopicRoute(nil, r, d), nil
+			})
+		}
+	})
+}
+
+func FuzzDecodeClusterInfo(f *testing.F) {
+	responseSeeds(f, 106)
+	f.Add([]byte(`{"brokerAddrTable":{"b":{"brokerAddrs":{0:"a:1"},"brokerName":"b","cluster":"c"},null:{"brokerAddrs":{}}},"clusterAddrTable":{"c":["b",null]}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		checkFixpoint(t, "cluster info", b, func(b []byte) ([]byte, error) {
+			ci, err := DecodeClusterInfo(b)
+			if err != nil {
+				return nil, err
+			}
+			if ci.Clusters == nil {
+				t.Fatal("nil cluster table without an error")
+			}
+			return AppendClusterInfo(nil, ci), nil
+		})
+	})
+}
+
+func FuzzDecodeTopicList(f *testing.F) {
+	responseSeeds(f, 206, 224, 304, 311, 312, 313)
+	f.Add([]byte(`{"brokerAddr":"10.0.0.1:10911","topicList":["a",null,"\u00e9"]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		checkFixpoint(t, "topic list", b, func(b []byte) ([]byte, error) {
+			topics, addr, err := DecodeTopicList(b)
+			if err != nil {
+				return nil, err
+			}
+			return AppendTopicList(nil, topics, addr), nil
+		})
 	})
 }

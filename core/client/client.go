@@ -51,6 +51,8 @@ type Client struct {
 	err     error                 // guarded by mu; set once the connection is unusable
 
 	done chan struct{} // closed when the reader goroutine has returned
+
+	creds atomic.Pointer[Credentials] // acl.go; nil: requests go unsigned
 }
 
 // Dial connects to addr and starts the reader goroutine. ctx bounds the
@@ -146,6 +148,7 @@ func (c *Client) forget(opaque int32) {
 func (c *Client) write(ctx context.Context, req *codec.Command) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	c.sign(req)
 	c.wbuf = codec.AppendFrame(c.wbuf[:0], req)
 	// A deadline from ctx keeps a stuck peer (full socket buffers) from
 	// blocking the caller forever; the zero time clears an earlier one.

@@ -250,10 +250,13 @@ func (c *Config) Validate() error {
 	if _, err := c.Level(); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, c.validateSecurity()...)
 	switch strings.ToLower(c.LogFormat) {
 	case "text", "json":
 	default:
 		bad("logFormat=%q: want text or json", c.LogFormat)
 	}
+	errs = append(errs, c.validateLimits()...)
+	errs = append(errs, c.validateTLSKeys()...)
 	return errors.Join(errs...)
 }

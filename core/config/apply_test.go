@@ -25,8 +25,12 @@ func TestDefault(t *testing.T) {
 		t.Fatalf("defaults do not validate: %v", err)
 	}
 	// Java's GET_NAMESRV_CONFIG with defaults (5.x, sorted), plus rocketns's
-	// own three keys.
-	want := `bindAddress=0.0.0.0
+	// own keys (frame, log, limits, TLS).
+	want := `aclFile=
+adminAllowCIDRs=
+authorizationEnable=false
+authorizeBrokerRegistration=false
+bindAddress=0.0.0.0
 clientRequestThreadPoolNums=8
 clientRequestThreadPoolQueueCapacity=50000
 clusterTest=false
@@ -44,6 +48,9 @@ kvConfigPath=/home/rmq/namesrv/kvConfig.json
 listenPort=9876
 logFormat=text
 logLevel=info
+maxConnections=10000
+maxPendingRequestBytes=67108864
+maxPendingResponseBytes=16777216
 needWaitForService=false
 notifyMinBrokerIdChanged=false
 orderMessageEnable=false
@@ -62,8 +69,18 @@ serverSocketBacklog=1024
 serverSocketRcvBufSize=0
 serverSocketSndBufSize=0
 serverWorkerThreads=8
+serverWriteTimeoutSeconds=30
 shutdownWaitTimeSeconds=30
 supportActingMaster=false
+tls.config.file=
+tls.server.authClient=false
+tls.server.certPath=
+tls.server.keyPassword=
+tls.server.keyPath=
+tls.server.mode=
+tls.server.need.client.auth=none
+tls.server.trustCertPath=
+tls.test.mode.enable=false
 unRegisterBrokerQueueCapacity=3000
 useEpollNativeSelector=false
 waitSecondsForService=45
@@ -96,8 +113,9 @@ func TestKeysCoverEveryField(t *testing.T) {
 		found := false
 		for _, k := range Keys() {
 			// The Java key is the field name with a lower-case first letter,
-			// except KVConfigPath -> kvConfigPath.
-			if strings.EqualFold(k.Name, name) {
+			// except KVConfigPath -> kvConfigPath; the TLS keys are dotted
+			// system-property names (tls.server.certPath -> TLSServerCertPath).
+			if strings.EqualFold(strings.ReplaceAll(k.Name, ".", ""), name) {
 				found = true
 			}
 		}

@@ -36,6 +36,31 @@ type Config struct {
 	LogLevel       string // logLevel: debug|info|warn|error
 	LogFormat      string // logFormat: text|json
 
+	// Authorization (README "Security"); none of these can change at run
+	// time.
+	AuthorizationEnable         bool   // authorizationEnable: protected codes need an ACL signature
+	ACLFile                     string // aclFile: accessKey:secretKey:role lines
+	AuthorizeBrokerRegistration bool   // authorizeBrokerRegistration: 103/322/904 need one too
+	AdminAllowCIDRs             string // adminAllowCIDRs: protected codes only from these networks
+
+	// Limits (rocketns's own; see README "Limits").
+	MaxConnections            int // maxConnections: connections beyond it are closed at accept
+	MaxPendingResponseBytes   int // maxPendingResponseBytes: unflushed response bytes per connection before a flush
+	MaxPendingRequestBytes    int // maxPendingRequestBytes: unread request bytes per connection before it is closed
+	ServerWriteTimeoutSeconds int // serverWriteTimeoutSeconds: a flush that cannot finish in this time closes the connection
+
+	// TLS, with the Java system-property names (TlsSystemConfig), accepted
+	// in the -c file and in tls.config.file.
+	TLSServerMode           string // tls.server.mode: disabled|permissive|enforcing; empty picks one (see Config.TLS)
+	TLSServerCertPath       string // tls.server.certPath: PEM certificate chain
+	TLSServerKeyPath        string // tls.server.keyPath: PEM private key
+	TLSServerKeyPassword    string // tls.server.keyPassword: unsupported, must stay empty
+	TLSServerTrustCertPath  string // tls.server.trustCertPath: PEM CAs that client certificates must chain to
+	TLSServerNeedClientAuth string // tls.server.need.client.auth: none|optional|require
+	TLSServerAuthClient     bool   // tls.server.authClient: verify client certificates against the trust file
+	TLSTestModeEnable       bool   // tls.test.mode.enable: serve a self-signed certificate generated at start
+	TLSConfigFile           string // tls.config.file: properties file overriding the tls.* keys but tls.server.mode
+
 	// Extra holds the keys rocketns accepts but does not act on: the Java-only
 	// settings (seeded with Java's defaults by Default) and unknown keys from a
 	// config file. Java keeps such keys in its Configuration and prints them in

@@ -41,6 +41,13 @@ func Default() *Config {
 		LogLevel:       "info",
 		LogFormat:      "text",
 
+		MaxConnections:            10000,
+		MaxPendingResponseBytes:   16 << 20,
+		MaxPendingRequestBytes:    64 << 20,
+		ServerWriteTimeoutSeconds: 30,
+
+		TLSServerNeedClientAuth: "none",
+
 		Extra: make(map[string]string, len(javaOnlyDefaults)),
 	}
 	for _, d := range javaOnlyDefaults {

@@ -95,6 +95,26 @@ var knownKeys = []Key{
 	intKey("frameMaxLength", OriginRocketns, false, func(c *Config) *int { return &c.FrameMaxLength }),
 	strKey("logLevel", OriginRocketns, false, func(c *Config) *string { return &c.LogLevel }),
 	strKey("logFormat", OriginRocketns, false, func(c *Config) *string { return &c.LogFormat }),
+
+	boolKey("authorizationEnable", OriginRocketns, false, func(c *Config) *bool { return &c.AuthorizationEnable }),
+	strKey("aclFile", OriginRocketns, false, func(c *Config) *string { return &c.ACLFile }),
+	boolKey("authorizeBrokerRegistration", OriginRocketns, false, func(c *Config) *bool { return &c.AuthorizeBrokerRegistration }),
+	strKey("adminAllowCIDRs", OriginRocketns, false, func(c *Config) *string { return &c.AdminAllowCIDRs }),
+
+	intKey("maxConnections", OriginRocketns, false, func(c *Config) *int { return &c.MaxConnections }),
+	intKey("maxPendingResponseBytes", OriginRocketns, false, func(c *Config) *int { return &c.MaxPendingResponseBytes }),
+	intKey("maxPendingRequestBytes", OriginRocketns, false, func(c *Config) *int { return &c.MaxPendingRequestBytes }),
+	intKey("serverWriteTimeoutSeconds", OriginRocketns, false, func(c *Config) *int { return &c.ServerWriteTimeoutSeconds }),
+
+	strKey(KeyTLSServerMode, OriginRocketns, false, func(c *Config) *string { return &c.TLSServerMode }),
+	strKey(KeyTLSServerCertPath, OriginRocketns, false, func(c *Config) *string { return &c.TLSServerCertPath }),
+	strKey(KeyTLSServerKeyPath, OriginRocketns, false, func(c *Config) *string { return &c.TLSServerKeyPath }),
+	strKey(KeyTLSServerKeyPassword, OriginRocketns, false, func(c *Config) *string { return &c.TLSServerKeyPassword }),
+	strKey(KeyTLSServerTrustCertPath, OriginRocketns, false, func(c *Config) *string { return &c.TLSServerTrustCertPath }),
+	strKey(KeyTLSServerNeedClientAuth, OriginRocketns, false, func(c *Config) *string { return &c.TLSServerNeedClientAuth }),
+	boolKey(KeyTLSServerAuthClient, OriginRocketns, false, func(c *Config) *bool { return &c.TLSServerAuthClient }),
+	boolKey(KeyTLSTestModeEnable, OriginRocketns, false, func(c *Config) *bool { return &c.TLSTestModeEnable }),
+	strKey(KeyTLSConfigFile, OriginRocketns, false, func(c *Config) *string { return &c.TLSConfigFile }),
 }
 
 // Keys returns the known keys, in no particular order. The slice is a copy.

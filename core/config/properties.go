@@ -79,7 +79,13 @@ func (lr *lineReader) next() ([]byte, int, error) {
 			continue
 		}
 		lr.buf = append(lr.buf[:0], phys...)
-		for !eof && oddTrailingBackslashes(lr.buf) {
+		// Like Java, only the last physical line's own backslashes decide
+		// whether the entry goes on. Counting over the joined buffer gives
+		// the same answer (the removed backslash leaves an even run) but
+		// rescans a run of backslash-only lines each time: quadratic, and a
+		// megabyte of them took half a minute.
+		last := phys
+		for !eof && oddTrailingBackslashes(last) {
 			lr.buf = lr.buf[:len(lr.buf)-1]
 			phys, eof, err = lr.physical()
 			if err != nil {
@@ -88,9 +94,10 @@ func (lr *lineReader) next() ([]byte, int, error) {
 			lr.line++
 			// A continuation line is never a comment, and leading whitespace
 			// of it is dropped; an empty one ends the entry.
-			lr.buf = append(lr.buf, trimLeadingSpace(phys)...)
+			last = trimLeadingSpace(phys)
+			lr.buf = append(lr.buf, last...)
 		}
-		if eof && oddTrailingBackslashes(lr.buf) {
+		if eof && oddTrailingBackslashes(last) {
 			// Java drops a backslash that continues into end of input.
 			lr.buf = lr.buf[:len(lr.buf)-1]
 		}

@@ -6,8 +6,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"runtime/debug"
 	"sync/atomic"
+	"time"
 
 	"github.com/cloudwego/netpoll"
 	"github.com/rocketns/rocketns/codec"
@@ -17,15 +20,31 @@ import (
 
 type connKey struct{}
 
-// conn is one client, broker or admin connection. netpoll runs at most one
-// onRequest per connection at a time, so everything here but lastActive is
-// touched by one goroutine only.
+// conn is one client, broker or admin connection, carried by netpoll
+// (plaintext) or by crypto/tls on a goroutine of its own (tls.go). netpoll
+// runs at most one onRequest per connection at a time and a TLS connection
+// has one goroutine, so everything here but lastActive is touched by one
+// goroutine only; closer is set before the conn is published.
 type conn struct {
 	id         route.ConnID
-	nc         netpoll.Connection
-	out        netpoll.Writer // nc.Writer(); a LinkBuffer in in-process benchmarks
+	nc         netpoll.Connection // nil for TLS
+	in         netpoll.Reader     // nc.Reader(), read by the input watchdog; nil for TLS
+	out        netpoll.Writer     // nc.Writer(); a LinkBuffer for TLS and in in-process benchmarks
+	closer     io.Closer          // ends the connection from any goroutine: nc, or the TLS socket
 	peer       string
 	lastActive atomic.Int64
+
+	// tls is the TLS side of a connection served by serveTLS, nil for
+	// netpoll connections.
+	tls *tlsTransport
+	// sniffed: the first byte has been looked at (plaintext or TLS).
+	sniffed bool
+	// handoff holds the bytes netpoll read before a TLS connection was
+	// taken off it; non-nil means the close callback continues the
+	// connection over crypto/tls instead of ending it.
+	handoff []byte
+	// pending counts response bytes written since the last flush.
+	pending int
 
 	req  codec.Command
 	resp codec.Command
@@ -45,6 +64,20 @@ func (c *conn) buffer() *bytebufferpool.ByteBuffer {
 	return b
 }
 
+// close ends the connection; safe from any goroutine, and more than once.
+func (c *conn) close() {
+	if c.closer != nil {
+		c.closer.Close()
+	}
+}
+
+// dropHeld forgets the held buffers without returning them to the pool:
+// after a failed flush the output buffer may still reference them.
+func (c *conn) dropHeld() {
+	clear(c.held)
+	c.held = c.held[:0]
+}
+
 func (c *conn) releaseHeld() {
 	for i, b := range c.held {
 		c.pool.Put(b)
@@ -54,12 +87,15 @@ func (c *conn) releaseHeld() {
 }
 
 func (s *Server) onPrepare(nc netpoll.Connection) context.Context {
+	peer := nc.RemoteAddr().String()
 	c := &conn{
-		id:   route.ConnID(s.nextConn.Add(1)),
-		nc:   nc,
-		out:  nc.Writer(),
-		peer: nc.RemoteAddr().String(),
-		pool: &s.bufPool,
+		id:     route.ConnID(s.nextConn.Add(1)),
+		nc:     nc,
+		in:     nc.Reader(),
+		out:    nc.Writer(),
+		closer: nc,
+		peer:   peer,
+		pool:   &s.bufPool,
 	}
 	c.lastActive.Store(s.now.Load())
 	// A read of a partial frame waits at most the idle time: a peer that
@@ -67,9 +103,16 @@ func (s *Server) onPrepare(nc netpoll.Connection) context.Context {
 	if idle := s.cfg.ServerChannelMaxIdleTimeSeconds; idle > 0 {
 		nc.SetReadTimeout(secondsDuration(idle))
 	}
-	s.connsMu.Lock()
-	s.conns[c.id] = c
-	s.connsMu.Unlock()
+	// A flush to a peer that does not read fails after the write timeout
+	// instead of pinning the goroutine and the unsent responses.
+	if d := s.writeTimeout(); d > 0 {
+		nc.SetWriteTimeout(d)
+	}
+	if !s.addConn(c) {
+		s.refuseConn(peer)
+		refuseAtAccept(nc)
+		return context.Background()
+	}
 	nc.AddCloseCallback(func(netpoll.Connection) error {
 		s.onClose(c)
 		return nil
@@ -86,8 +129,17 @@ func (s *Server) onClose(c *conn) {
 	s.connsMu.Lock()
 	delete(s.conns, c.id)
 	s.connsMu.Unlock()
+	if c.handoff != nil {
+		// Taken off netpoll before any request: nothing was registered
+		// over it, and the connection lives on over TLS.
+		s.continueTLS(c)
+		return
+	}
 	for _, ev := range s.routes.ConnClosed(c.id) {
 		s.logEviction(ev)
+	}
+	if h := s.hooks.connClosed; h != nil {
+		h(c.id)
 	}
 }
 
@@ -101,33 +153,107 @@ func (s *Server) onRequest(ctx context.Context, nc netpoll.Connection) error {
 	defer s.inflight.Done()
 	r := nc.Reader()
 	c.lastActive.Store(s.now.Load())
+	if !c.sniffed {
+		c.sniffed = true
+		if !s.sniff(c, r) {
+			return nil // closed, or handed to crypto/tls
+		}
+	}
+	s.serveBuffered(c, r)
+	c.lastActive.Store(s.now.Load())
+	return nil
+}
+
+// serveBuffered answers the requests buffered in r, waiting for the rest of
+// a partial frame, and flushes: at the end, and whenever the unflushed
+// responses exceed maxPendingResponseBytes, so a long pipelined batch never
+// holds more than that (plus one response) before the peer has taken it. It
+// reports false when it closed the connection.
+func (s *Server) serveBuffered(c *conn, r netpoll.Reader) bool {
+	maxOut, maxIn := s.cfg.MaxPendingResponseBytes, s.cfg.MaxPendingRequestBytes
 	for {
 		if err := codec.ReadCommand(r, s.maxFrame(), &c.req); err != nil {
 			var de *codec.DecodeError
 			if errors.As(err, &de) {
 				s.log.Warn("closing connection: bad frame", "peer", c.peer, "reason", de.Reason, "err", err)
-			} else if nc.IsActive() {
+			} else {
 				s.log.Debug("closing connection: read failed", "peer", c.peer, "err", err)
 			}
 			c.releaseHeld()
 			r.Release()
-			nc.Close()
-			return nil
+			c.close()
+			return false
 		}
 		s.handle(c)
-		if r.Len() == 0 {
+		n := r.Len()
+		if maxIn > 0 && n > maxIn {
+			// netpoll keeps reading while requests are handled; a peer
+			// that pipelines faster than it is served is cut off here.
+			s.log.Warn("closing connection: too many unread request bytes", "peer", c.peer,
+				"buffered_bytes", n, "limit", maxIn, "setting", "maxPendingRequestBytes")
+			c.dropHeld()
+			c.close()
+			return false
+		}
+		if n == 0 {
 			break
 		}
+		if maxOut > 0 && c.pending >= maxOut {
+			if !s.flush(c, r) {
+				return false
+			}
+		}
 	}
-	err := nc.Writer().Flush()
-	c.releaseHeld()
-	r.Release()
-	if err != nil {
+	return s.flush(c, r)
+}
+
+// flush sends the queued responses and releases what they and the handled
+// requests held. A flush that fails (the peer stopped reading for longer
+// than the write timeout, or the connection broke) closes the connection.
+func (s *Server) flush(c *conn, r netpoll.Reader) bool {
+	pending := c.pending
+	c.pending = 0
+	var err error
+	if c.tls != nil {
+		err = c.tls.flush(s.writeTimeout())
+	} else {
+		err = c.nc.Writer().Flush()
+	}
+	if err == nil {
+		// Only now: a response may point into the request bytes until
+		// sent. After a failed flush neither is released: the poller may
+		// still be reading them, and closing frees them.
+		r.Release()
+		c.releaseHeld()
+		return true
+	}
+	if h := s.hooks.flushFailed; h != nil {
+		h(c.id)
+	}
+	c.dropHeld()
+	if isWriteTimeout(err) {
+		s.log.Warn("closing connection: peer does not read its responses", "peer", c.peer,
+			"unflushed_bytes", pending, "write_timeout", s.writeTimeout(), "setting", "serverWriteTimeoutSeconds")
+	} else {
 		s.log.Debug("closing connection: write failed", "peer", c.peer, "err", err)
-		nc.Close()
 	}
-	c.lastActive.Store(s.now.Load())
-	return nil
+	c.close()
+	return false
+}
+
+// isWriteTimeout recognises netpoll's and the standard library's write
+// timeouts.
+func isWriteTimeout(err error) bool {
+	if errors.Is(err, netpoll.ErrWriteTimeout) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// writeTimeout is serverWriteTimeoutSeconds; 0 means none.
+func (s *Server) writeTimeout() time.Duration {
+	return secondsDuration(s.cfg.ServerWriteTimeoutSeconds)
 }
 
 // handle answers one request. The response echoes the opaque, carries the
@@ -171,6 +297,9 @@ func (s *Server) dispatch(c *conn, req, resp *codec.Command) {
 			resp.Remark = fmt.Sprintf("internal error handling request code %d: %v", req.Code, p)
 		}
 	}()
+	if !s.authorized(c, req, resp) {
+		return
+	}
 	h := s.handlerFor(req.Code)
 	if h == nil {
 		resp.Code = codec.RequestCodeNotSupported
@@ -199,6 +328,7 @@ func (c *conn) write(resp *codec.Command) error {
 		return err
 	}
 	copy(p, c.hdr)
+	c.pending += len(c.hdr) + len(resp.Body)
 	if len(resp.Body) > 0 {
 		// Bodies are cached route encodings or pooled buffers held until
 		// the flush: either way they stay unchanged while netpoll holds them.

@@ -24,6 +24,8 @@ type adminState struct {
 	updateMu sync.Mutex
 
 	notify notifier
+
+	auth authState // auth.go
 }
 
 // conf returns the configuration to use for this request. Settings that are

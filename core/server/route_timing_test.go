@@ -101,3 +101,20 @@ func BenchmarkRouteQueryInProcess(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRouteRebuildBaseline is what the Java server does per query and
+// what the cached body replaces: assemble the route from the tables and
+// serialise it. Compare with BenchmarkRouteQueryInProcess in the same run.
+func BenchmarkRouteRebuildBaseline(b *testing.B) {
+	w := newRouteWalk(b, 479)
+	var buf []byte
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		r, ok := w.s.routes.Route("Topic-42")
+		if !ok {
+			b.Fatal("no route")
+		}
+		buf = body.AppendTopicRoute(buf[:0], r, body.Standard)
+	}
+	b.SetBytes(int64(len(buf)))
+}

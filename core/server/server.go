@@ -54,6 +54,17 @@ type Server struct {
 	// queries a pool of their own for the same reason).
 	regSlots chan struct{}
 
+	// tls serves the TLS connections; nil when tls.server.mode is disabled.
+	tls *tlsServer
+	// tlsConns counts the goroutines serving TLS connections.
+	tlsConns sync.WaitGroup
+
+	// refused and refusedLogAt rate-limit the maxConnections log line.
+	refused      atomic.Int64
+	refusedLogAt atomic.Int64
+
+	hooks hooks
+
 	inflight sync.WaitGroup
 	closing  atomic.Bool
 	stop     chan struct{}
@@ -79,6 +90,9 @@ func New(cfg *config.Config, log *slog.Logger) (*Server, error) {
 		stop:     make(chan struct{}),
 		regSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)),
 		serveErr: make(chan error, 1),
+	}
+	if s.tls, err = newTLSServer(cfg, log); err != nil {
+		return nil, err
 	}
 	s.routes = route.New(route.Options{
 		SupportActingMaster:               cfg.SupportActingMaster,
@@ -121,6 +135,13 @@ func (s *Server) Start() error {
 	}
 	s.every(scan, s.scanExpired)
 	s.every(10*time.Minute, s.dumpKV)
+	if s.tls != nil && s.tls.watches() {
+		s.every(tlsPollInterval, s.tls.poll)
+	}
+	if s.tls != nil {
+		s.log.Info("tls", "mode", s.tls.mode.String(), "client_auth", s.tls.settings.NeedClientAuth.String(),
+			"test_mode", s.tls.settings.TestMode, "cert", s.tls.settings.CertPath)
+	}
 	return nil
 }
 
@@ -155,7 +176,16 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		errs = append(errs, fmt.Errorf("waiting for in-flight requests: %w", ctx.Err()))
 	}
 	for _, c := range s.snapshotConns() {
-		c.nc.Close()
+		c.close()
+	}
+	// TLS goroutines end once their sockets are closed; one being handed
+	// off right now sees closing and ends too (serveTLS).
+	done = make(chan struct{})
+	go func() { s.tlsConns.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		errs = append(errs, fmt.Errorf("waiting for tls connections: %w", ctx.Err()))
 	}
 	s.tasks.Wait()
 	if err := s.kv.Flush(); err != nil {
@@ -185,19 +215,19 @@ func (s *Server) every(period time.Duration, fn func()) {
 // tick refreshes the coarse clock and closes connections idle (nothing read
 // and nothing written) for longer than serverChannelMaxIdleTimeSeconds, as
 // the Java server's IdleStateHandler does. netpoll's own idle timeout is TCP
-// keepalive, which is not the same thing.
+// keepalive, which is not the same thing. It also closes connections whose
+// unread input passed maxPendingRequestBytes (checkInput).
 func (s *Server) tick() {
 	now := time.Now().UnixMilli()
 	s.now.Store(now)
 	idle := int64(s.cfg.ServerChannelMaxIdleTimeSeconds) * 1000
-	if idle <= 0 {
-		return
-	}
 	for _, c := range s.snapshotConns() {
-		if now-c.lastActive.Load() > idle {
+		if idle > 0 && now-c.lastActive.Load() > idle {
 			s.log.Info("closing idle connection", "peer", c.peer, "idle_seconds", s.cfg.ServerChannelMaxIdleTimeSeconds)
-			c.nc.Close()
+			c.close()
+			continue
 		}
+		s.checkInput(c)
 	}
 }
 

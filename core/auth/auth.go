@@ -1,0 +1,150 @@
+// Package auth decides whether a NameServer request may be served: which
+// request codes are protected, the roles of configured accounts, the RocketMQ
+// ACL signature (the HMAC-SHA1 scheme the official clients already use with
+// credentials) and source-address allowlists. It is pure logic: the server
+// hands it a decoded request and the peer address and acts on the answer.
+package auth
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Class groups request codes by what serving them risks.
+type Class uint8
+
+const (
+	// ClassOpen codes read routes, cluster info or KV and stay open to
+	// everyone: every producer and consumer sends them, mostly unsigned.
+	ClassOpen Class = iota
+	// ClassBrokerReport codes are a broker's periodic reports (103
+	// REGISTER_BROKER, 322 QUERY_DATA_VERSION, 904 BROKER_HEARTBEAT). They
+	// are checked only when Options.BrokerRegistration is set, because real
+	// brokers do not sign them unless configured with credentials.
+	ClassBrokerReport
+	// ClassBrokerWrite codes change routes and are sent by brokers as well
+	// as admins (104 UNREGISTER_BROKER, 217 REGISTER_TOPIC_IN_NAMESRV).
+	ClassBrokerWrite
+	// ClassAdmin codes change state only an operator should change (KV
+	// writes, write-perm wipe/add, topic deletion, config updates).
+	ClassAdmin
+	// ClassConfigRead is 319 GET_NAMESRV_CONFIG: it changes nothing but
+	// exposes the configuration (paths, switches).
+	ClassConfigRead
+)
+
+func (c Class) String() string {
+	switch c {
+	case ClassOpen:
+		return "open"
+	case ClassBrokerReport:
+		return "broker-report"
+	case ClassBrokerWrite:
+		return "broker-write"
+	case ClassAdmin:
+		return "admin"
+	case ClassConfigRead:
+		return "config-read"
+	}
+	return "unknown"
+}
+
+// Request codes, repeated here as plain numbers so the table below reads
+// like the protocol reference.
+const (
+	codePutKV            = 100
+	codeDeleteKV         = 102
+	codeRegisterBroker   = 103
+	codeUnregisterBroker = 104
+	codeWipeWritePerm    = 205
+	codeDeleteTopic      = 216
+	codeRegisterTopic    = 217
+	codeUpdateConfig     = 318
+	codeGetConfig        = 319
+	codeQueryDataVersion = 322
+	codeAddWritePerm     = 327
+	codeBrokerHeartbeat  = 904
+)
+
+// ClassOf is the class of a request code. Codes the NameServer does not
+// serve are open: they are answered "not supported" whoever sends them.
+func ClassOf(code int32) Class {
+	switch code {
+	case codePutKV, codeDeleteKV, codeWipeWritePerm, codeAddWritePerm, codeDeleteTopic, codeUpdateConfig:
+		return ClassAdmin
+	case codeUnregisterBroker, codeRegisterTopic:
+		return ClassBrokerWrite
+	case codeGetConfig:
+		return ClassConfigRead
+	case codeRegisterBroker, codeQueryDataVersion, codeBrokerHeartbeat:
+		return ClassBrokerReport
+	}
+	return ClassOpen
+}
+
+// Role is what an account may do.
+type Role uint8
+
+const (
+	// RoleReadOnly may send open codes and read the configuration (319),
+	// nothing that changes state.
+	RoleReadOnly Role = iota + 1
+	// RoleBroker may register, report, unregister and register topics
+	// (103, 104, 217, 322, 904), nothing an operator does.
+	RoleBroker
+	// RoleAdmin may send every code.
+	RoleAdmin
+)
+
+// ParseRole reads a role name: admin, broker or readonly, in any case.
+func ParseRole(s string) (Role, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "admin":
+		return RoleAdmin, nil
+	case "broker":
+		return RoleBroker, nil
+	case "readonly":
+		return RoleReadOnly, nil
+	}
+	return 0, fmt.Errorf("unknown role %q: want admin, broker or readonly", s)
+}
+
+func (r Role) String() string {
+	switch r {
+	case RoleReadOnly:
+		return "readonly"
+	case RoleBroker:
+		return "broker"
+	case RoleAdmin:
+		return "admin"
+	}
+	return "none"
+}
+
+// May reports whether an account with role r may send a code of class c.
+func (r Role) May(c Class) bool {
+	switch c {
+	case ClassOpen:
+		return true
+	case ClassBrokerReport, ClassBrokerWrite:
+		return r == RoleAdmin || r == RoleBroker
+	case ClassAdmin:
+		return r == RoleAdmin
+	case ClassConfigRead:
+		return r == RoleAdmin || r == RoleReadOnly
+	}
+	return false
+}
+
+// rolesFor names the roles that may send class c, for refusal remarks.
+func rolesFor(c Class) string {
+	switch c {
+	case ClassBrokerReport, ClassBrokerWrite:
+		return "admin or broker"
+	case ClassAdmin:
+		return "admin"
+	case ClassConfigRead:
+		return "admin or readonly"
+	}
+	return "any"
+}

@@ -1,0 +1,413 @@
+// Tests of the code table, roles, account files, allowlists and the policy's
+// decisions.
+package auth
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rocketns/rocketns/codec"
+)
+
+func TestClassOf(t *testing.T) {
+	f := func(c Class, codes ...int32) {
+		t.Helper()
+		for _, code := range codes {
+			if got := ClassOf(code); got != c {
+				t.Errorf("ClassOf(%d) = %s, want %s", code, got, c)
+			}
+		}
+	}
+	f(ClassAdmin, 100, 102, 205, 216, 318, 327)
+	f(ClassBrokerWrite, 104, 217)
+	f(ClassConfigRead, 319)
+	f(ClassBrokerReport, 103, 322, 904)
+	f(ClassOpen, 101, 105, 106, 206, 219, 224, 304, 311, 312, 313, 901, 0, 10, 9999, -1)
+}
+
+func TestRoleMay(t *testing.T) {
+	f := func(r Role, want string) {
+		t.Helper()
+		var got []string
+		for _, c := range []Class{ClassOpen, ClassBrokerReport, ClassBrokerWrite, ClassAdmin, ClassConfigRead} {
+			if r.May(c) {
+				got = append(got, c.String())
+			}
+		}
+		if s := strings.Join(got, " "); s != want {
+			t.Errorf("%s may %q, want %q", r, s, want)
+		}
+	}
+	f(RoleAdmin, "open broker-report broker-write admin config-read")
+	f(RoleBroker, "open broker-report broker-write")
+	f(RoleReadOnly, "open config-read")
+	f(Role(0), "open")
+}
+
+func TestParseRole(t *testing.T) {
+	f := func(in string, want Role, ok bool) {
+		t.Helper()
+		got, err := ParseRole(in)
+		if (err == nil) != ok || got != want {
+			t.Errorf("ParseRole(%q) = %v, %v; want %v, ok=%v", in, got, err, want, ok)
+		}
+	}
+	f("admin", RoleAdmin, true)
+	f(" Broker ", RoleBroker, true)
+	f("READONLY", RoleReadOnly, true)
+	f("root", 0, false)
+	f("", 0, false)
+}
+
+func TestParseAccounts(t *testing.T) {
+	f := func(text string, want []Account) {
+		t.Helper()
+		got, err := ParseAccounts(strings.NewReader(text))
+		if err != nil {
+			t.Fatalf("ParseAccounts(%q): %v", text, err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("ParseAccounts(%q) = %+v, want %+v", text, got, want)
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("ParseAccounts(%q)[%d] = %+v, want %+v", text, i, got[i], want[i])
+			}
+		}
+	}
+	f("", nil)
+	f("# comment\n\n  rocketmq2:12345678:admin  \n", []Account{{"rocketmq2", "12345678", RoleAdmin}})
+	f("broker-a : s3cr:et:x : broker\r\nviewer1:readonly-pw:readonly\n", []Account{
+		{"broker-a", "s3cr:et:x", RoleBroker},
+		{"viewer1", "readonly-pw", RoleReadOnly},
+	})
+}
+
+func TestParseAccountsErrors(t *testing.T) {
+	f := func(text string, wantSub ...string) {
+		t.Helper()
+		_, err := ParseAccounts(strings.NewReader(text))
+		if err == nil {
+			t.Fatalf("ParseAccounts(%q) accepted", text)
+		}
+		for _, s := range wantSub {
+			if !strings.Contains(err.Error(), s) {
+				t.Fatalf("ParseAccounts(%q) = %v, want it to mention %q", text, err, s)
+			}
+		}
+	}
+	f("rocketmq2:12345678\n", "line 1", "accessKey:secretKey:role")
+	f("rocketmq2\n", "line 1")
+	f("rocketmq2:12345678:root\n", "line 1", "unknown role")
+	f("short:12345678:admin\n", "line 1", "at least 7")
+	f("rocketmq2:123:admin\n", "line 1", "secretKey")
+	f("rocket mq:12345678:admin\n", "line 1", "blanks")
+	f("rocketmq2:12345678:admin\n#\nrocketmq2:87654321:broker\n", "line 3", "line 1")
+	// Every bad line is reported, and no secret is echoed.
+	_, err := ParseAccounts(strings.NewReader("a:topsecret1\nbbbbbbb:topsecret2:x\n"))
+	if err == nil || !strings.Contains(err.Error(), "line 1") || !strings.Contains(err.Error(), "line 2") {
+		t.Fatalf("want both lines reported, got %v", err)
+	}
+	if strings.Contains(err.Error(), "topsecret") {
+		t.Fatalf("error echoes a secret: %v", err)
+	}
+}
+
+func TestLoadAccounts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "acl")
+	if err := os.WriteFile(path, []byte("rocketmq2:12345678:admin\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadAccounts(path)
+	if err != nil || len(got) != 1 || got[0].AccessKey != "rocketmq2" {
+		t.Fatalf("LoadAccounts = %+v, %v", got, err)
+	}
+	if _, err := LoadAccounts(path + ".missing"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("missing file: %v", err)
+	}
+}
+
+func TestParseCIDRs(t *testing.T) {
+	f := func(in, want string) {
+		t.Helper()
+		got, err := ParseCIDRs(in)
+		if err != nil {
+			t.Fatalf("ParseCIDRs(%q): %v", in, err)
+		}
+		var s []string
+		for _, p := range got {
+			s = append(s, p.String())
+		}
+		if j := strings.Join(s, " "); j != want {
+			t.Fatalf("ParseCIDRs(%q) = %q, want %q", in, j, want)
+		}
+	}
+	f("", "")
+	f(" , ", "")
+	f("10.0.0.0/8", "10.0.0.0/8")
+	f("10.1.2.3/8, 192.168.1.7;fd00::/8 ::1", "10.0.0.0/8 192.168.1.7/32 fd00::/8 ::1/128")
+	f("::ffff:10.0.0.0/104", "10.0.0.0/8")
+	f("::ffff:127.0.0.1", "127.0.0.1/32")
+
+	for _, bad := range []string{"10.0.0.0/33", "example.com", "10.0.0/8", "1.2.3.4/x"} {
+		if _, err := ParseCIDRs(bad); err == nil {
+			t.Errorf("ParseCIDRs(%q) accepted", bad)
+		}
+	}
+}
+
+func TestPeerAddr(t *testing.T) {
+	f := func(peer, want string) {
+		t.Helper()
+		got := PeerAddr(peer)
+		s := "invalid"
+		if got.IsValid() {
+			s = got.String()
+		}
+		if s != want {
+			t.Fatalf("PeerAddr(%q) = %s, want %s", peer, s, want)
+		}
+	}
+	f("127.0.0.1:9876", "127.0.0.1")
+	f("[::1]:9876", "::1")
+	f("[::ffff:10.1.2.3]:1", "10.1.2.3")
+	f("[fe80::1%eth0]:1", "fe80::1")
+	f("10.0.0.1", "10.0.0.1")
+	f("", "invalid")
+	f("localhost:9876", "invalid")
+}
+
+// signed builds a request carrying ext, signed by ak/sk (sk "" = unsigned).
+func signed(code int32, ak, sk string, body string, ext ...string) *codec.Command {
+	c := &codec.Command{Code: code, HasExt: true}
+	for i := 0; i+1 < len(ext); i += 2 {
+		c.SetExt(ext[i], ext[i+1])
+	}
+	if len(body) > 0 {
+		c.Body = []byte(body)
+	}
+	if ak != "" {
+		c.SetExt(FieldAccessKey, ak)
+	}
+	if sk != "" {
+		c.SetExt(FieldSignature, Sign(sk, c.Ext, c.Body))
+	}
+	return c
+}
+
+var testAccounts = []Account{
+	{"admin-key", "admin-secret", RoleAdmin},
+	{"broker-key", "broker-secret", RoleBroker},
+	{"reader-key", "reader-secret", RoleReadOnly},
+}
+
+func mustPolicy(t *testing.T, o Options) *Policy {
+	t.Helper()
+	p, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestPolicySignatures(t *testing.T) {
+	p := mustPolicy(t, Options{Signatures: true, Accounts: testAccounts})
+	withBrokers := mustPolicy(t, Options{Signatures: true, Accounts: testAccounts, BrokerRegistration: true})
+	check := func(p *Policy, req *codec.Command, want Reason) {
+		t.Helper()
+		err := p.Check(req, "10.0.0.1:40000")
+		var d *Denial
+		switch {
+		case want == 0 && err != nil:
+			t.Fatalf("code %d refused: %v", req.Code, err)
+		case want == 0:
+			return
+		case !errors.As(err, &d):
+			t.Fatalf("code %d: got %v, want a denial (%s)", req.Code, err, want)
+		case d.Reason != want || d.Code != req.Code:
+			t.Fatalf("code %d: denial %+v, want reason %s", req.Code, d, want)
+		}
+	}
+	f := func(req *codec.Command, want Reason) { t.Helper(); check(p, req, want) }
+	fb := func(req *codec.Command, want Reason) { t.Helper(); check(withBrokers, req, want) }
+	kv := []string{"namespace", "ns", "key", "k", "value", "v"}
+	// Open codes need nothing, whatever they carry.
+	f(signed(105, "", "", "", "topic", "T"), 0)
+	f(signed(101, "nobody-key", "wrong-secret", "", kv...), 0)
+	// Broker reports are open unless BrokerRegistration.
+	f(signed(103, "", "", "{}"), 0)
+	f(signed(904, "", "", ""), 0)
+
+	f(signed(100, "admin-key", "admin-secret", "", kv...), 0)
+	f(signed(318, "admin-key", "admin-secret", "orderMessageEnable=true\n"), 0)
+	f(signed(100, "", "", "", kv...), ReasonUnsigned)
+	f(signed(100, "admin-key", "", "", kv...), ReasonUnsigned)
+	f(signed(100, "", "admin-secret", "", kv...), ReasonUnsigned)
+	f(signed(100, "someone-key", "admin-secret", "", kv...), ReasonUnknownAccount)
+	f(signed(100, "admin-key", "broker-secret", "", kv...), ReasonBadSignature)
+	// A signed request altered in transit.
+	tampered := signed(318, "admin-key", "admin-secret", "orderMessageEnable=true\n")
+	tampered.Body = []byte("orderMessageEnable=false\n")
+	f(tampered, ReasonBadSignature)
+
+	f(signed(104, "broker-key", "broker-secret", "", "brokerName", "b"), 0)
+	f(signed(217, "broker-key", "broker-secret", "{}", "topic", "T"), 0)
+	f(signed(205, "broker-key", "broker-secret", "", "brokerName", "b"), ReasonRole)
+	f(signed(319, "broker-key", "broker-secret", ""), ReasonRole)
+	f(signed(319, "reader-key", "reader-secret", ""), 0)
+	f(signed(319, "admin-key", "admin-secret", ""), 0)
+	for _, code := range []int32{100, 102, 104, 205, 216, 217, 318, 327} {
+		f(signed(code, "reader-key", "reader-secret", ""), ReasonRole)
+	}
+
+	fb(signed(103, "", "", "{}"), ReasonUnsigned)
+	fb(signed(322, "broker-key", "broker-secret", "{}"), 0)
+	fb(signed(904, "admin-key", "admin-secret", ""), 0)
+	fb(signed(904, "reader-key", "reader-secret", ""), ReasonRole)
+	fb(signed(105, "", "", "", "topic", "T"), 0)
+}
+
+func TestPolicyAllowFrom(t *testing.T) {
+	nets, err := ParseCIDRs("10.0.0.0/8, 127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := func(p *Policy, req *codec.Command, peer string, want Reason) {
+		t.Helper()
+		err := p.Check(req, peer)
+		var d *Denial
+		if want == 0 {
+			if err != nil {
+				t.Fatalf("code %d from %s refused: %v", req.Code, peer, err)
+			}
+			return
+		}
+		if !errors.As(err, &d) || d.Reason != want {
+			t.Fatalf("code %d from %s: %v, want %s", req.Code, peer, err, want)
+		}
+	}
+	// Allowlist alone: no identities, any protected code from inside.
+	cidr := mustPolicy(t, Options{AllowFrom: nets})
+	f(cidr, signed(205, "", "", ""), "10.9.8.7:1234", 0)
+	f(cidr, signed(205, "", "", ""), "[::ffff:10.9.8.7]:1234", 0)
+	f(cidr, signed(319, "", "", ""), "127.0.0.1:1", 0)
+	f(cidr, signed(205, "", "", ""), "192.168.0.1:1234", ReasonAddress)
+	f(cidr, signed(205, "", "", ""), "127.0.0.2:1", ReasonAddress)
+	f(cidr, signed(205, "", "", ""), "garbage", ReasonAddress)
+	f(cidr, signed(105, "", "", "", "topic", "T"), "192.168.0.1:1234", 0)
+	f(cidr, signed(103, "", "", "{}"), "192.168.0.1:1234", 0)
+
+	// Both: the address first (an outsider learns nothing about accounts),
+	// then the signature.
+	both := mustPolicy(t, Options{Signatures: true, Accounts: testAccounts, AllowFrom: nets})
+	f(both, signed(205, "admin-key", "admin-secret", ""), "10.0.0.1:1", 0)
+	f(both, signed(205, "admin-key", "admin-secret", ""), "192.168.0.1:1", ReasonAddress)
+	f(both, signed(205, "", "", ""), "192.168.0.1:1", ReasonAddress)
+	f(both, signed(205, "", "", ""), "10.0.0.1:1", ReasonUnsigned)
+}
+
+func TestPolicyClassify(t *testing.T) {
+	p := mustPolicy(t, Options{Signatures: true, Accounts: testAccounts, Classify: func(code int32) Class {
+		if code == 105 {
+			return ClassConfigRead
+		}
+		return ClassOf(code)
+	}})
+	if !p.Protected(105) || p.Protected(106) || p.Protected(103) || !p.Protected(100) {
+		t.Fatal("Protected does not follow Classify")
+	}
+	if err := p.Check(signed(105, "", "", "", "topic", "T"), "127.0.0.1:1"); err == nil {
+		t.Fatal("105 served unsigned although classified as protected")
+	}
+	if err := p.Check(signed(105, "reader-key", "reader-secret", "", "topic", "T"), "127.0.0.1:1"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestNewRefusesBadOptions(t *testing.T) {
+	f := func(o Options, wantSub string) {
+		t.Helper()
+		_, err := New(o)
+		if err == nil || !strings.Contains(err.Error(), wantSub) {
+			t.Fatalf("New(%+v) = %v, want an error mentioning %q", o, err, wantSub)
+		}
+	}
+	f(Options{Signatures: true}, "no account")
+	f(Options{Accounts: []Account{{"admin-key", "admin-secret", RoleAdmin}, {"admin-key", "other-secret", RoleBroker}}}, "twice")
+	f(Options{Accounts: []Account{{"admin-key", "short", RoleAdmin}}}, "secretKey")
+	f(Options{Accounts: []Account{{"admin-key", "admin-secret", 0}}}, "no role")
+
+	p := mustPolicy(t, Options{})
+	if p.Enabled() {
+		t.Fatal("an empty policy claims to be enabled")
+	}
+	if err := p.Check(signed(318, "", "", "x=y"), ""); err != nil {
+		t.Fatalf("an empty policy refused: %v", err)
+	}
+}
+
+func TestDenialRemark(t *testing.T) {
+	f := func(d Denial, want string) {
+		t.Helper()
+		if got := d.Error(); got != want {
+			t.Fatalf("remark\n got %q\nwant %q", got, want)
+		}
+	}
+	f(Denial{Code: 205, Reason: ReasonAddress, Peer: "192.168.0.1:5"},
+		"no permission for WIPE_WRITE_PERM_OF_BROKER (205): source address 192.168.0.1:5 is not in adminAllowCIDRs")
+	f(Denial{Code: 318, Reason: ReasonUnsigned},
+		"no permission for UPDATE_NAMESRV_CONFIG (318): request not signed; authorization is on and this code needs the AccessKey and Signature of a configured account")
+	f(Denial{Code: 100, Reason: ReasonUnknownAccount, AccessKey: "who"},
+		`no permission for PUT_KV_CONFIG (100): unknown AccessKey "who"`)
+	f(Denial{Code: 102, Reason: ReasonBadSignature, AccessKey: "admin-key"},
+		`no permission for DELETE_KV_CONFIG (102): signature does not match for AccessKey "admin-key" (wrong secret key, or the request was altered)`)
+	f(Denial{Code: 319, Reason: ReasonRole, Class: ClassConfigRead, AccessKey: "broker-key", Role: RoleBroker},
+		`no permission for GET_NAMESRV_CONFIG (319): account "broker-key" has role broker; this code needs admin or readonly`)
+}
+
+// The recorded Java mqadmin requests pass a policy holding mqadmin's default
+// account, and fail when that account may only read.
+func TestPolicyAcceptsJavaAdmin(t *testing.T) {
+	admin := mustPolicy(t, Options{Signatures: true, Accounts: []Account{{"rocketmq2", "12345678", RoleAdmin}}})
+	reader := mustPolicy(t, Options{Signatures: true, Accounts: []Account{{"rocketmq2", "12345678", RoleReadOnly}}})
+	n := 0
+	forEachSignedRecordedRequest(t, func(c *codec.Command) {
+		if !admin.Protected(c.Code) {
+			return
+		}
+		n++
+		if err := admin.Check(c, "127.0.0.1:1"); err != nil {
+			t.Errorf("code %d: %v", c.Code, err)
+		}
+		err := reader.Check(c, "127.0.0.1:1")
+		var d *Denial
+		if c.Code == 319 {
+			if err != nil {
+				t.Errorf("readonly refused 319: %v", err)
+			}
+		} else if !errors.As(err, &d) || d.Reason != ReasonRole {
+			t.Errorf("readonly code %d: %v, want a role refusal", c.Code, err)
+		}
+	})
+	if n < 6 {
+		t.Fatalf("only %d protected recorded requests", n)
+	}
+}
+
+// The route path goes through Check on every request when authorization is
+// on; open codes must cost nothing.
+func TestCheckOpenCodeDoesNotAllocate(t *testing.T) {
+	nets, _ := ParseCIDRs("10.0.0.0/8")
+	p := mustPolicy(t, Options{Signatures: true, Accounts: testAccounts, AllowFrom: nets})
+	req := signed(105, "", "", "", "topic", "T")
+	if n := testing.AllocsPerRun(100, func() {
+		if p.Check(req, "192.168.0.1:1") != nil {
+			t.Fatal("105 refused")
+		}
+	}); n != 0 {
+		t.Fatalf("Check(105) allocates %v times", n)
+	}
+}

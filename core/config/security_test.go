@@ -1,0 +1,67 @@
+// Tests of the authorization settings' checks.
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestValidateSecurity(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "acl")
+	if err := os.WriteFile(good, []byte("rocketmq2:12345678:admin\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, []byte("# nobody\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad")
+	if err := os.WriteFile(bad, []byte("rocketmq2:12345678:root\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := func(props string, wantSub string) {
+		t.Helper()
+		c := Default()
+		pp, err := ParseProperties(strings.NewReader(props))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Apply(pp); err != nil {
+			t.Fatal(err)
+		}
+		err = c.Validate()
+		switch {
+		case wantSub == "" && err != nil:
+			t.Fatalf("%q: %v", props, err)
+		case wantSub != "" && (err == nil || !strings.Contains(err.Error(), wantSub)):
+			t.Fatalf("%q: %v, want an error mentioning %q", props, err, wantSub)
+		}
+	}
+	f("", "")
+	f("adminAllowCIDRs=10.0.0.0/8, 127.0.0.1\n", "")
+	f("adminAllowCIDRs=10.0.0.0/33\n", "adminAllowCIDRs")
+	f("authorizationEnable=true\n", "needs aclFile")
+	f("authorizationEnable=true\naclFile="+good+"\n", "")
+	f("authorizationEnable=true\naclFile="+empty+"\n", "holds no account")
+	f("authorizationEnable=true\naclFile="+bad+"\n", "unknown role")
+	f("authorizationEnable=true\naclFile="+good+".missing\n", "aclFile")
+	// The file is only read when signatures are on.
+	f("aclFile="+bad+"\nauthorizeBrokerRegistration=true\n", "")
+}
+
+// None of the authorization keys may be changed by UPDATE_NAMESRV_CONFIG: a
+// peer must not be able to switch checks off or point them at its own file.
+func TestSecurityKeysAreNotRuntime(t *testing.T) {
+	for _, k := range []string{"authorizationEnable", "aclFile", "authorizeBrokerRegistration", "adminAllowCIDRs"} {
+		key, ok := LookupKey(k)
+		if !ok || key.Live || IsRuntimeKey(k) {
+			t.Errorf("%s: known=%v live=%v runtime=%v", k, ok, key.Live, IsRuntimeKey(k))
+		}
+		if _, err := Default().RuntimeUpdate([]Property{{Key: k, Value: "false"}}); err == nil {
+			t.Errorf("RuntimeUpdate accepted %s", k)
+		}
+	}
+}

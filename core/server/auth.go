@@ -1,0 +1,113 @@
+// auth.go holds the authorization check dispatch runs before any handler:
+// the policy built from the configuration and the NO_PERMISSION refusal.
+package server
+
+import (
+	"errors"
+	"os"
+	"sync"
+
+	"github.com/rocketns/rocketns/codec"
+	"github.com/rocketns/rocketns/core/auth"
+	"github.com/rocketns/rocketns/core/config"
+)
+
+// authState is the authorization side of a Server. Its zero value is ready;
+// the policy is built from the configuration on the first request that
+// needs it. The settings are start-up only (not run-time keys), so it never
+// changes after that. config.Validate reads the same file and networks at
+// start-up, so a bad setting normally stops the process before it serves.
+type authState struct {
+	once   sync.Once
+	policy *auth.Policy
+	err    error
+	// classify overrides auth.ClassOf; tests set it before Start to protect
+	// codes that real clients sign (105).
+	classify func(code int32) auth.Class
+}
+
+// authorized reports whether req may be served. When it may not, resp holds
+// the NO_PERMISSION refusal (not sent for a oneway request, which is simply
+// not applied). With authorization off it is a single check.
+func (s *Server) authorized(c *conn, req, resp *codec.Command) bool {
+	if !s.cfg.AuthorizationEnable && s.cfg.AdminAllowCIDRs == "" {
+		return true
+	}
+	return s.checkAuthorization(c, req, resp)
+}
+
+func (s *Server) checkAuthorization(c *conn, req, resp *codec.Command) bool {
+	p, err := s.authPolicy()
+	if err != nil {
+		// Fail closed: a policy that cannot be built protects nothing, and
+		// serving protected codes unchecked is what the operator turned off.
+		class := auth.ClassOf(req.Code)
+		if class == auth.ClassOpen || (class == auth.ClassBrokerReport && !s.cfg.AuthorizeBrokerRegistration) {
+			return true
+		}
+		resp.Code = codec.NoPermission
+		resp.Remark = "no permission for " + codec.RequestCodeName(req.Code) + ": authorization is misconfigured on this NameServer"
+		resp.Body = nil
+		s.log.Error("request refused: authorization misconfigured", "code", req.Code, "peer", c.peer, "err", err)
+		return false
+	}
+	err = p.Check(req, c.peer)
+	if err == nil {
+		return true
+	}
+	var d *auth.Denial
+	if !errors.As(err, &d) {
+		d = &auth.Denial{Code: req.Code}
+	}
+	resp.Code = codec.NoPermission
+	resp.Remark = err.Error()
+	resp.Body = nil
+	s.log.Warn("request refused: not authorized",
+		"code", req.Code, "request", codec.RequestCodeName(req.Code), "peer", c.peer,
+		"account", d.AccessKey, "reason", d.Reason.String(), "oneway", req.IsOneway())
+	return false
+}
+
+// authPolicy builds the policy once.
+func (s *Server) authPolicy() (*auth.Policy, error) {
+	a := &s.admin.auth
+	a.once.Do(func() {
+		a.policy, a.err = buildPolicy(s.cfg, a.classify)
+		if a.err != nil {
+			s.log.Error("authorization misconfigured: protected requests will be refused", "err", a.err)
+			return
+		}
+		s.log.Info("authorization on", "signatures", s.cfg.AuthorizationEnable,
+			"acl_file", s.cfg.ACLFile, "broker_registration", s.cfg.AuthorizeBrokerRegistration,
+			"admin_allow_cidrs", s.cfg.AdminAllowCIDRs)
+		if s.cfg.AuthorizationEnable {
+			if fi, err := os.Stat(s.cfg.ACLFile); err == nil && fi.Mode().Perm()&0o077 != 0 {
+				s.log.Warn("aclFile holds secret keys but others may read it; chmod 600 it",
+					"acl_file", s.cfg.ACLFile, "mode", fi.Mode().Perm().String())
+			}
+		}
+	})
+	return a.policy, a.err
+}
+
+func buildPolicy(cfg *config.Config, classify func(int32) auth.Class) (*auth.Policy, error) {
+	nets, err := auth.ParseCIDRs(cfg.AdminAllowCIDRs)
+	if err != nil {
+		return nil, err
+	}
+	o := auth.Options{
+		Signatures:         cfg.AuthorizationEnable,
+		BrokerRegistration: cfg.AuthorizeBrokerRegistration,
+		AllowFrom:          nets,
+		Classify:           classify,
+	}
+	if cfg.AuthorizationEnable {
+		if cfg.ACLFile == "" {
+			return nil, errors.New("authorizationEnable=true needs aclFile")
+		}
+		if o.Accounts, err = auth.LoadAccounts(cfg.ACLFile); err != nil {
+			return nil, err
+		}
+	}
+	return auth.New(o)
+}
