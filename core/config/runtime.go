@@ -5,9 +5,9 @@ package config
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
+
+	"github.com/rocketns/rocketns/core/atomicfile"
 )
 
 // runtimeKeys are the only keys UPDATE_NAMESRV_CONFIG accepts: settings the
@@ -108,51 +108,13 @@ func (c *Config) WriteFile(path string) error {
 	return writeAtomic(path, c.AppendText(nil))
 }
 
-func writeAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("config: create directory for %s: %w", path, err)
-	}
-	prev, rerr := os.ReadFile(path)
-	if rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
-		return fmt.Errorf("config: read previous %s: %w", path, rerr)
-	}
-	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp*")
+func writeAtomic(path string, data []byte) error {
+	prev, err := atomicfile.Previous(path)
 	if err != nil {
-		return fmt.Errorf("config: write %s: %w", path, err)
+		return fmt.Errorf("config: %w", err)
 	}
-	defer func() {
-		if err != nil {
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err != nil {
-		return fmt.Errorf("config: write %s: %w", tmp.Name(), err)
-	}
-	if rerr == nil {
-		if err = os.WriteFile(path+".bak", prev, 0o644); err != nil {
-			return fmt.Errorf("config: write backup of %s: %w", path, err)
-		}
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("config: replace %s: %w", path, err)
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("config: %s written, directory not synced: %w", path, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) && !errors.Is(err, errors.ErrUnsupported) {
-		return fmt.Errorf("config: %s written, directory not synced: %w", path, err)
+	if _, err := atomicfile.Replace(path, data, prev); err != nil {
+		return fmt.Errorf("config: %w", err)
 	}
 	return nil
 }

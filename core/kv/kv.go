@@ -7,9 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rocketns/rocketns/core/atomicfile"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 )
@@ -71,6 +71,11 @@ func Open(path string) (*Store, error) {
 			t[ns] = m
 		}
 		s.prev = data
+	}
+	// A kill between a write's temporary file and its rename leaves the
+	// temporary file behind; the real file is intact, so it can go.
+	if err := atomicfile.RemoveStale(path); err != nil {
+		return nil, fmt.Errorf("kv: %w", err)
 	}
 	s.cur.Store(&t)
 	return s, nil
@@ -166,7 +171,10 @@ func (s *Store) commitLocked(t table) error {
 	if err != nil {
 		return fmt.Errorf("kv: encode: %w", err)
 	}
-	replaced, err := writeFile(s.path, data, s.prev)
+	replaced, err := atomicfile.Replace(s.path, data, s.prev)
+	if err != nil {
+		err = fmt.Errorf("kv: %w", err)
+	}
 	if replaced {
 		// The file holds the new content even if making the rename durable
 		// failed, so memory follows it; the error still reaches the caller.
@@ -188,64 +196,6 @@ func encode(t table) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
-
-// writeFile replaces path with data so that a crash leaves either the old or
-// the new file, never a torn one: write a temporary file beside it, fsync,
-// save the previous content as <path>.bak (like Java), rename over path and
-// fsync the directory. replaced reports that path now holds data.
-func writeFile(path string, data, prev []byte) (replaced bool, err error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return false, fmt.Errorf("kv: create directory for %s: %w", path, err)
-	}
-	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp*")
-	if err != nil {
-		return false, fmt.Errorf("kv: write %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err != nil {
-		return false, fmt.Errorf("kv: write %s: %w", tmp.Name(), err)
-	}
-	if prev != nil {
-		if err = os.WriteFile(path+".bak", prev, 0o644); err != nil {
-			return false, fmt.Errorf("kv: write backup of %s: %w", path, err)
-		}
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return false, fmt.Errorf("kv: replace %s: %w", path, err)
-	}
-	if err := syncDir(dir); err != nil {
-		return true, fmt.Errorf("kv: %s written but not made durable: %w", path, err)
-	}
-	return true, nil
-}
-
-// syncDir makes a rename durable. Some platforms cannot sync a directory;
-// that is not worth failing a write for.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) && !errors.Is(err, errors.ErrUnsupported) {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
-	}
-	return nil
 }
 
 func cloneMap(m map[string]string) map[string]string {

@@ -306,3 +306,25 @@ func TestConcurrentPuts(t *testing.T) {
 		t.Fatalf("reopened Len = %d", r.Len())
 	}
 }
+
+func TestOpenRemovesTempFilesACrashLeft(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "kvConfig.json")
+	if err := os.WriteFile(path, []byte(`{"configTable":{"ns":{"k":"v"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stale := path + ".tmp4242"
+	if err := os.WriteFile(stale, []byte(`{"configTable":`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := s.Get("ns", "k"); v != "v" {
+		t.Fatalf("got %q", v)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Fatalf("stale temporary file still there: %v", err)
+	}
+}

@@ -1,0 +1,111 @@
+// Package atomicfile replaces small files (the KV store, the persisted
+// config) so that a crash at any moment leaves either the old or the new
+// content on disk, never a torn file, and keeps the previous content in
+// <path>.bak as the Java NameServer does.
+package atomicfile
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// tempSuffix marks the temporary files Replace creates beside the target.
+const tempSuffix = ".tmp"
+
+// Replace makes path hold data: a temporary file beside it is written and
+// fsynced, prev (when non-nil) is saved as <path>.bak, the temporary file is
+// renamed over path and the directory is fsynced so the rename survives a
+// power cut. replaced reports that path now holds data; it is true with a
+// non-nil error when only the directory sync failed.
+func Replace(path string, data, prev []byte) (replaced bool, err error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return false, fmt.Errorf("create directory for %s: %w", path, err)
+	}
+	tmp, err := os.CreateTemp(dir, filepath.Base(path)+tempSuffix+"*")
+	if err != nil {
+		return false, fmt.Errorf("write %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil && !replaced {
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(data); err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err != nil {
+		return false, fmt.Errorf("write %s: %w", tmp.Name(), err)
+	}
+	if prev != nil {
+		if err = os.WriteFile(path+".bak", prev, 0o644); err != nil {
+			return false, fmt.Errorf("write backup of %s: %w", path, err)
+		}
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return false, fmt.Errorf("replace %s: %w", path, err)
+	}
+	if err = syncDir(dir); err != nil {
+		return true, fmt.Errorf("%s written but not made durable: %w", path, err)
+	}
+	return true, nil
+}
+
+// Previous returns path's current content, to pass to Replace as prev; nil
+// when the file does not exist yet.
+func Previous(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read previous %s: %w", path, err)
+	}
+	return b, nil
+}
+
+// RemoveStale deletes the temporary files that a crash between their
+// creation and the rename left beside path. Call it before the first
+// Replace of a process; nothing it removes was ever the real file.
+func RemoveStale(path string) error {
+	dir, base := filepath.Dir(path), filepath.Base(path)+tempSuffix
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("list %s: %w", dir, err)
+	}
+	var errs []error
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasPrefix(e.Name(), base) {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// syncDir makes a rename durable. Some platforms cannot sync a directory;
+// that is not worth failing a write for.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) && !errors.Is(err, errors.ErrUnsupported) {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	return nil
+}
