@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -32,6 +34,13 @@ type nameServer interface {
 }
 
 type serverFactory func(cfg *config.Config, log *slog.Logger) (nameServer, error)
+
+// adminServer is a server with an admin HTTP listener (core/server's when
+// adminListen is set) that can carry the profiles too.
+type adminServer interface {
+	ServeProfiles(h http.Handler)
+	AdminAddr() string
+}
 
 func main() {
 	signals := make(chan os.Signal, 1)
@@ -133,10 +142,10 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int) {
 		o.overrides = append(o.overrides, config.Property{Key: key, Value: value})
 		return nil
 	}
-	for _, key := range []string{"listenPort", "bindAddress", "kvConfigPath", "logLevel", "logFormat"} {
+	for _, key := range []string{"listenPort", "bindAddress", "kvConfigPath", "logLevel", "logFormat", config.KeyAdminListen} {
 		fs.Func(key, "Set "+key+", overriding the config file", func(v string) error { return override(key, v) })
 	}
-	fs.StringVar(&o.pprof.Addr, "pprof-addr", "", "Serve net/http/pprof on this `host:port` (off by default; keep it on loopback)")
+	fs.StringVar(&o.pprof.Addr, "pprof-addr", "", "Serve net/http/pprof on this `host:port` (off by default; keep it on loopback); with adminListen set, on the admin listener instead")
 	fs.IntVar(&o.pprof.BlockRate, "pprof-block-rate", 10000, "With --pprof-addr: sample one blocking event per this many `ns` blocked")
 	fs.IntVar(&o.pprof.MutexFraction, "pprof-mutex-fraction", 100, "With --pprof-addr: sample one in this many mutex contention events")
 	fs.Func("set", "Set any config `key=value`, overriding the config file (repeatable)", func(v string) error {
@@ -200,15 +209,24 @@ func newLogger(cfg *config.Config, w io.Writer) (*slog.Logger, error) {
 func serve(cfg *config.Config, opts *options, log *slog.Logger, stdout io.Writer, signals <-chan os.Signal, newSrv serverFactory) int {
 	log.Info("configuration",
 		"bindAddress", cfg.BindAddress, "listenPort", cfg.ListenPort,
-		"kvConfigPath", cfg.KVConfigPath, "configStorePath", cfg.ConfigStorePath)
+		"kvConfigPath", cfg.KVConfigPath, "configStorePath", cfg.ConfigStorePath, "adminListen", cfg.AdminListen)
 	srv, err := newSrv(cfg, log)
 	if err != nil {
 		log.Error("cannot initialise the name server; fix the cause and start again", "err", err)
 		return 1
 	}
+	// One HTTP listener is enough: with adminListen set, the profiles move
+	// onto it and --pprof-addr only turns them on.
+	var admin adminServer
+	if opts.pprof.Addr != "" && strings.TrimSpace(cfg.AdminListen) != "" {
+		if a, ok := srv.(adminServer); ok {
+			a.ServeProfiles(pprof.Handler())
+			admin = a
+		}
+	}
 	if err := srv.Start(); err != nil {
 		log.Error("cannot start the name server; is the address in use?", "err", err,
-			"address", fmt.Sprintf("%s:%d", cfg.BindAddress, cfg.ListenPort))
+			"address", fmt.Sprintf("%s:%d", cfg.BindAddress, cfg.ListenPort), "adminListen", cfg.AdminListen)
 		return 1
 	}
 	// Java's banner, on the log and on stdout, which scripts wait for.
@@ -216,7 +234,17 @@ func serve(cfg *config.Config, opts *options, log *slog.Logger, stdout io.Writer
 	log.Info(banner)
 	fmt.Fprintln(stdout, banner)
 
-	if opts.pprof.Addr != "" {
+	if admin != nil {
+		runtime.SetBlockProfileRate(opts.pprof.BlockRate)
+		runtime.SetMutexProfileFraction(opts.pprof.MutexFraction)
+		defer func() {
+			runtime.SetBlockProfileRate(0)
+			runtime.SetMutexProfileFraction(0)
+		}()
+		log.Info("pprof served on the admin listener under /debug/pprof/; --pprof-addr is not opened",
+			"admin_addr", admin.AdminAddr(), "pprof_addr", opts.pprof.Addr,
+			"block_rate", opts.pprof.BlockRate, "mutex_fraction", opts.pprof.MutexFraction)
+	} else if opts.pprof.Addr != "" {
 		prof, err := pprof.Start(opts.pprof, log)
 		if err != nil {
 			log.Error("cannot start the pprof listener", "err", err)

@@ -25,9 +25,10 @@ type flagSpec struct {
 	min, max         int64
 }
 
-// command is one subcommand. Exactly one of read and apply is set: a read
-// goes to the first reachable NameServer, an apply to every one. apply
-// returns a topic count, or -1 when the request has none.
+// command is one subcommand. Exactly one of read, apply and all is set: a
+// read goes to the first reachable NameServer, an apply to every one, and
+// all runs the whole command itself (diff, which compares the servers).
+// apply returns a topic count, or -1 when the request has none.
 type command struct {
 	name     string
 	synopsis string // one line for the command list
@@ -36,6 +37,7 @@ type command struct {
 	jsonDoc  string
 	read     func(ctx context.Context, c *client.Client, in *input) (*output, error)
 	apply    func(ctx context.Context, c *client.Client, in *input) (int, error)
+	all      func(in *input, stdout, stderr io.Writer) int // returns the exit code
 }
 
 func flagTopic(required bool) flagSpec {
@@ -236,6 +238,7 @@ func commands() []*command {
   "known" is false (and "dataVersion" absent) when the NameServer has no live entry.`,
 			read: readDataVersion,
 		},
+		diffCommand(),
 	}
 }
 

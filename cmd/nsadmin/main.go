@@ -79,6 +79,9 @@ func runEnv(args []string, stdout, stderr io.Writer, getenv func(string) string)
 		fmt.Fprintf(stderr, "nsadmin %s: %v; run 'nsadmin help %s'\n", cmd.name, err, cmd.name)
 		return exitUsage
 	}
+	if cmd.all != nil {
+		return cmd.all(in, stdout, stderr)
+	}
 	if cmd.apply != nil {
 		return runWrite(cmd, in, stdout, stderr)
 	}

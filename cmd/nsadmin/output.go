@@ -36,15 +36,19 @@ Usage:
   nsadmin <command> -h
 
 Reads ask the first reachable NameServer in -n. Writes go to every NameServer in -n,
-as mqadmin's do: each NameServer keeps its own state.
+as mqadmin's do: each NameServer keeps its own state. diff asks them all and
+compares.
 
 Commands:
 `)
 	tw := newTable(w)
 	for _, c := range cmds {
 		kind := "read"
-		if c.apply != nil {
+		switch {
+		case c.apply != nil:
 			kind = "write"
+		case c.all != nil:
+			kind = "check"
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.name, kind, c.synopsis)
 	}
@@ -55,15 +59,19 @@ Commands:
 	tw.Flush()
 	fmt.Fprint(w, `
 Exit status: 0 on success; 1 when a NameServer is unreachable or answers with an
-error (for writes: when any of them does); 2 for a bad command line.
+error (for writes: when any of them does; for diff: also when they differ); 2 for
+a bad command line.
 `)
 }
 
 func printCommandHelp(w io.Writer, c *command) {
 	fmt.Fprintf(w, "nsadmin %s: %s\n\n%s\n\n", c.name, c.synopsis, c.about)
-	if c.apply != nil {
+	switch {
+	case c.all != nil:
+		fmt.Fprintln(w, "Check: asks every NameServer in -n and compares their answers.")
+	case c.apply != nil:
 		fmt.Fprintln(w, "Write: sent to every NameServer in -n; the command fails if any of them fails.")
-	} else {
+	default:
 		fmt.Fprintln(w, "Read: answered by the first reachable NameServer in -n.")
 	}
 	var usage strings.Builder

@@ -258,5 +258,6 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, c.validateLimits()...)
 	errs = append(errs, c.validateTLSKeys()...)
+	errs = append(errs, c.validateAdmin()...)
 	return errors.Join(errs...)
 }

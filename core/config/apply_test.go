@@ -25,9 +25,10 @@ func TestDefault(t *testing.T) {
 		t.Fatalf("defaults do not validate: %v", err)
 	}
 	// Java's GET_NAMESRV_CONFIG with defaults (5.x, sorted), plus rocketns's
-	// own keys (frame, log, limits, TLS).
+	// own keys (frame, log, limits, TLS, admin listener).
 	want := `aclFile=
 adminAllowCIDRs=
+adminListen=
 authorizationEnable=false
 authorizeBrokerRegistration=false
 bindAddress=0.0.0.0
@@ -53,6 +54,7 @@ maxPendingRequestBytes=67108864
 maxPendingResponseBytes=16777216
 needWaitForService=false
 notifyMinBrokerIdChanged=false
+nsaddrList=
 orderMessageEnable=false
 productEnvName=center
 returnOrderTopicConfigToBroker=true

@@ -61,6 +61,10 @@ type Config struct {
 	TLSTestModeEnable       bool   // tls.test.mode.enable: serve a self-signed certificate generated at start
 	TLSConfigFile           string // tls.config.file: properties file overriding the tls.* keys but tls.server.mode
 
+	// Admin HTTP listener (README "Admin HTTP listener and metrics").
+	AdminListen string // adminListen: host:port of /metrics, /healthz, /readyz, /rocketmq/nsaddr and the status page; empty = off
+	NsaddrList  string // nsaddrList: the ip:port;ip:port answer of /rocketmq/nsaddr; empty = 404
+
 	// Extra holds the keys rocketns accepts but does not act on: the Java-only
 	// settings (seeded with Java's defaults by Default) and unknown keys from a
 	// config file. Java keeps such keys in its Configuration and prints them in

@@ -115,6 +115,9 @@ var knownKeys = []Key{
 	boolKey(KeyTLSServerAuthClient, OriginRocketns, false, func(c *Config) *bool { return &c.TLSServerAuthClient }),
 	boolKey(KeyTLSTestModeEnable, OriginRocketns, false, func(c *Config) *bool { return &c.TLSTestModeEnable }),
 	strKey(KeyTLSConfigFile, OriginRocketns, false, func(c *Config) *string { return &c.TLSConfigFile }),
+
+	strKey(KeyAdminListen, OriginRocketns, false, func(c *Config) *string { return &c.AdminListen }),
+	strKey(KeyNsaddrList, OriginRocketns, false, func(c *Config) *string { return &c.NsaddrList }),
 }
 
 // Keys returns the known keys, in no particular order. The slice is a copy.

@@ -88,6 +88,8 @@ type Table struct {
 	// serves a body built under the other.
 	actingMaster  atomic.Bool
 	deleteWithReg atomic.Bool
+	// cachedBytes sums the cached route bodies (metrics.go).
+	cachedBytes atomic.Int64
 
 	mu           sync.Mutex
 	groups       map[string]*brokerGroup        // brokerName -> group

@@ -20,6 +20,9 @@ type topicEntry struct {
 	queues  []body.QueueData              // sorted by BrokerName, one per broker group
 	mapping map[string][]byte             // topicQueueMappingInfo by brokerName (static topics); nil when none
 	bodies  [4]atomic.Pointer[cachedBody] // by bodySlot
+	// cachedBytes is the size of the bodies counted in
+	// Table.cachedBytes, with droppedMark once replaced (metrics.go).
+	cachedBytes atomic.Int64
 }
 
 // bodySlot indexes the body caches by dialect and by the acting-master
@@ -168,7 +171,9 @@ func (t *Table) RouteBody(topic string, d body.Dialect) ([]byte, bool) {
 	if r, ok := t.assemble(e, t.view.Load(), false, acting); ok {
 		c.b, c.ok = body.AppendTopicRoute(nil, r, d), true
 	}
-	if !slot.CompareAndSwap(nil, c) {
+	if slot.CompareAndSwap(nil, c) {
+		t.cacheFilled(e, len(c.b))
+	} else {
 		c = slot.Load()
 	}
 	return c.b, c.ok
@@ -321,7 +326,10 @@ func (t *Table) applyTopics(ups []topicUpdate) {
 	for i := range ups {
 		keys[i] = ups[i].key
 	}
-	t.topics.UpdateMany(keys, func(i int, _ string, _ *topicEntry, _ bool) (*topicEntry, shard.Action) {
+	t.topics.UpdateMany(keys, func(i int, _ string, old *topicEntry, ok bool) (*topicEntry, shard.Action) {
+		if ok && old != ups[i].nv {
+			t.cacheDropped(old)
+		}
 		if ups[i].nv == nil {
 			return nil, shard.Delete
 		}

@@ -48,6 +48,7 @@ func (s *Server) checkAuthorization(c *conn, req, resp *codec.Command) bool {
 		resp.Code = codec.NoPermission
 		resp.Remark = "no permission for " + codec.RequestCodeName(req.Code) + ": authorization is misconfigured on this NameServer"
 		resp.Body = nil
+		s.metrics.authRefusal(0)
 		s.log.Error("request refused: authorization misconfigured", "code", req.Code, "peer", c.peer, "err", err)
 		return false
 	}
@@ -62,6 +63,7 @@ func (s *Server) checkAuthorization(c *conn, req, resp *codec.Command) bool {
 	resp.Code = codec.NoPermission
 	resp.Remark = err.Error()
 	resp.Body = nil
+	s.metrics.authRefusal(d.Reason)
 	s.log.Warn("request refused: not authorized",
 		"code", req.Code, "request", codec.RequestCodeName(req.Code), "peer", c.peer,
 		"account", d.AccessKey, "reason", d.Reason.String(), "oneway", req.IsOneway())

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"runtime/debug"
 	"sync/atomic"
@@ -45,6 +46,9 @@ type conn struct {
 	handoff []byte
 	// pending counts response bytes written since the last flush.
 	pending int
+	// routeQueries counts the route queries handled; it picks those whose
+	// latency is sampled (routeSample).
+	routeQueries uint32
 
 	req  codec.Command
 	resp codec.Command
@@ -175,6 +179,7 @@ func (s *Server) serveBuffered(c *conn, r netpoll.Reader) bool {
 		if err := codec.ReadCommand(r, s.maxFrame(), &c.req); err != nil {
 			var de *codec.DecodeError
 			if errors.As(err, &de) {
+				s.metrics.badFrame(de.Reason)
 				s.log.Warn("closing connection: bad frame", "peer", c.peer, "reason", de.Reason, "err", err)
 			} else {
 				s.log.Debug("closing connection: read failed", "peer", c.peer, "err", err)
@@ -273,7 +278,21 @@ func (s *Server) handle(c *conn) {
 	resp.SerializeType = req.SerializeType
 	resp.Version = codec.ServerVersion
 	resp.Language = codec.LanguageJava
+	timed := true
+	if req.Code == codec.GetRouteInfoByTopic {
+		c.routeQueries++
+		timed = c.routeQueries%routeSample == 1
+	}
+	var start time.Time
+	if timed {
+		start = time.Now()
+	}
 	s.dispatch(c, req, resp)
+	if timed {
+		s.metrics.requestTimed(req.Code, resp.Code, time.Since(start))
+	} else {
+		s.metrics.request(req.Code, resp.Code)
+	}
 	if req.IsOneway() {
 		return
 	}
@@ -315,7 +334,14 @@ func (s *Server) dispatch(c *conn, req, resp *codec.Command) {
 			resp.Code, resp.Remark = codec.SystemError, err.Error()
 		}
 		resp.Body = nil
-		s.log.Debug("request refused", "code", req.Code, "peer", c.peer, "response", resp.Code, "remark", resp.Remark)
+		level := slog.LevelDebug
+		if classOf(req.Code) == classAdmin {
+			// Rare and made by people: worth a line. Route misses and
+			// broker retries are not.
+			level = slog.LevelInfo
+		}
+		s.log.Log(context.Background(), level, "request refused", "code", req.Code, "request", codec.RequestCodeName(req.Code),
+			"peer", c.peer, "response", resp.Code, "remark", resp.Remark)
 	}
 }
 

@@ -233,7 +233,9 @@ func handleRegister(s *Server, c *conn, req, resp *codec.Command) error {
 	if err != nil {
 		return err
 	}
-	if res.BrokerChanged || res.TopicsChanged > 0 {
+	changed := res.BrokerChanged || res.TopicsChanged > 0
+	s.metrics.registration(changed)
+	if changed {
 		s.log.Info("broker registered", "cluster", h.cluster, "broker", h.name, "id", h.id, "addr", h.addr,
 			"topics", len(rb.Topics), "topics_changed", res.TopicsChanged, "peer", c.peer)
 	}

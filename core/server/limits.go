@@ -20,6 +20,9 @@ type hooks struct {
 	// flushFailed runs when a flush failed, before the connection is
 	// closed and while its unsent responses are still held.
 	flushFailed func(id route.ConnID)
+	// shutdownBegun runs in Shutdown once the server counts as shutting
+	// down, before anything is stopped.
+	shutdownBegun func()
 }
 
 // addConn publishes c unless maxConnections is reached. Connections are
@@ -39,6 +42,7 @@ func (s *Server) addConn(c *conn) bool {
 // once a second so a connection storm does not become a log storm; the line
 // says how many were refused since the previous one.
 func (s *Server) refuseConn(peer string) {
+	s.metrics.connRefused.Inc()
 	n := s.refused.Add(1)
 	now := time.Now().UnixMilli()
 	last := s.refusedLogAt.Load()

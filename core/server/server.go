@@ -65,6 +65,12 @@ type Server struct {
 
 	hooks hooks
 
+	// metrics are always kept: the per-minute summary reads them too
+	// (metrics.go). adminHTTP serves them when adminListen is set.
+	metrics   *serverMetrics
+	adminHTTP adminHTTP
+	listening atomic.Bool
+
 	inflight sync.WaitGroup
 	closing  atomic.Bool
 	stop     chan struct{}
@@ -90,6 +96,7 @@ func New(cfg *config.Config, log *slog.Logger) (*Server, error) {
 		stop:     make(chan struct{}),
 		regSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)),
 		serveErr: make(chan error, 1),
+		metrics:  newServerMetrics(),
 	}
 	if s.tls, err = newTLSServer(cfg, log); err != nil {
 		return nil, err
@@ -111,9 +118,13 @@ func (s *Server) Routes() *route.Table { return s.routes }
 // Start listens on cfg.BindAddress:cfg.ListenPort and serves in the
 // background until Shutdown.
 func (s *Server) Start() error {
+	if err := s.listenAdmin(); err != nil {
+		return err
+	}
 	addr := net.JoinHostPort(s.cfg.BindAddress, strconv.Itoa(s.cfg.ListenPort))
 	ln, err := netpoll.CreateListener("tcp", addr)
 	if err != nil {
+		s.closeAdmin(context.Background())
 		return fmt.Errorf("listen %s: %w", addr, err)
 	}
 	loop, err := netpoll.NewEventLoop(s.onRequest,
@@ -121,12 +132,15 @@ func (s *Server) Start() error {
 	)
 	if err != nil {
 		ln.Close()
+		s.closeAdmin(context.Background())
 		return fmt.Errorf("event loop: %w", err)
 	}
 	s.ln, s.loop = ln, loop
 	s.started = time.Now()
 	s.now.Store(s.started.UnixMilli())
 	go func() { s.serveErr <- loop.Serve(ln) }()
+	s.listening.Store(true)
+	s.serveAdmin()
 
 	s.every(time.Second, s.tick)
 	scan := time.Duration(s.cfg.ScanNotActiveBrokerInterval) * time.Millisecond
@@ -135,6 +149,7 @@ func (s *Server) Start() error {
 	}
 	s.every(scan, s.scanExpired)
 	s.every(10*time.Minute, s.dumpKV)
+	s.every(time.Minute, func() { s.logSummary(time.Now()) })
 	if s.tls != nil && s.tls.watches() {
 		s.every(tlsPollInterval, s.tls.poll)
 	}
@@ -161,6 +176,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return errors.New("server already shut down")
 	}
 	close(s.stop)
+	if h := s.hooks.shutdownBegun; h != nil {
+		h()
+	}
 	var errs []error
 	if s.loop != nil {
 		// netpoll's Shutdown closes the listener and idle connections.
@@ -190,6 +208,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.tasks.Wait()
 	if err := s.kv.Flush(); err != nil {
 		errs = append(errs, fmt.Errorf("flush kv config: %w", err))
+	}
+	if err := s.closeAdmin(ctx); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -238,6 +259,7 @@ func (s *Server) scanExpired() {
 }
 
 func (s *Server) logEviction(ev route.Eviction) {
+	s.metrics.eviction(ev.Reason)
 	s.log.Info("broker removed", "reason", ev.Reason, "cluster", ev.Cluster,
 		"broker", ev.BrokerName, "id", ev.BrokerID, "addr", ev.BrokerAddr)
 	s.notifyMinBrokerID(ev.MinIDChange)

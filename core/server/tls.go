@@ -197,9 +197,11 @@ func (s *Server) serveTLS(raw net.Conn, pre []byte) {
 	}()
 	raw.SetDeadline(time.Now().Add(tlsHandshakeTimeout))
 	if err := tc.Handshake(); err != nil {
+		s.metrics.tlsHandshake(false)
 		s.log.Info("closing connection: TLS handshake failed", "peer", c.peer, "err", err)
 		return
 	}
+	s.metrics.tlsHandshake(true)
 	raw.SetDeadline(time.Time{})
 	r := netpoll.NewReader(tc)
 	defer r.Release()
