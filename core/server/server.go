@@ -161,11 +161,21 @@ func (s *Server) Start() error {
 }
 
 // Addr is the address the server listens on (useful with port 0).
+// It names the configured bind address with the port actually bound, so
+// 0.0.0.0 reads as 0.0.0.0 (as in Java's banner) rather than as the [::]
+// of Go's dual-stack listener.
 func (s *Server) Addr() string {
 	if s.ln == nil {
 		return ""
 	}
-	return s.ln.Addr().String()
+	a := s.ln.Addr().String()
+	if s.cfg.BindAddress == "" {
+		return a
+	}
+	if _, port, err := net.SplitHostPort(a); err == nil {
+		return net.JoinHostPort(s.cfg.BindAddress, port)
+	}
+	return a
 }
 
 // Shutdown stops accepting connections, lets requests being handled finish,
