@@ -63,6 +63,11 @@ func Dial(ctx context.Context, addr string) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", addr, err)
 	}
+	return newClient(addr, conn), nil
+}
+
+// newClient starts the reader goroutine on an established connection.
+func newClient(addr string, conn net.Conn) *Client {
 	c := &Client{
 		addr:    addr,
 		conn:    conn,
@@ -70,7 +75,7 @@ func Dial(ctx context.Context, addr string) (*Client, error) {
 		done:    make(chan struct{}),
 	}
 	go c.readLoop()
-	return c, nil
+	return c
 }
 
 // Addr is the address the client dialled.

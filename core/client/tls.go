@@ -18,12 +18,5 @@ func DialTLS(ctx context.Context, addr string, cfg *tls.Config) (*Client, error)
 	if err != nil {
 		return nil, fmt.Errorf("dial tls %s: %w", addr, err)
 	}
-	c := &Client{
-		addr:    addr,
-		conn:    conn,
-		pending: make(map[int32]chan result),
-		done:    make(chan struct{}),
-	}
-	go c.readLoop()
-	return c, nil
+	return newClient(addr, conn), nil
 }
