@@ -20,6 +20,9 @@ type topicEntry struct {
 	queues  []body.QueueData              // sorted by BrokerName, one per broker group
 	mapping map[string][]byte             // topicQueueMappingInfo by brokerName (static topics); nil when none
 	bodies  [4]atomic.Pointer[cachedBody] // by bodySlot
+	// ordered caches the body decorated with an orderTopicConf, keyed by
+	// that conf, by bodySlot (see RouteBodyOrdered).
+	ordered [4]atomic.Pointer[orderedBody]
 	// cachedBytes is the size of the bodies counted in
 	// Table.cachedBytes, with droppedMark once replaced (metrics.go).
 	cachedBytes atomic.Int64
@@ -34,6 +37,14 @@ func bodySlot(d body.Dialect, actingMaster bool) int {
 		i |= 2
 	}
 	return i
+}
+
+// orderedBody is an encoded route carrying an orderTopicConf. The conf it
+// was built with is its key: a KV change is a cache miss, never a stale body.
+type orderedBody struct {
+	conf string
+	b    []byte
+	ok   bool
 }
 
 // cachedBody is an encoded route; ok=false caches "topic not found" (every
@@ -175,6 +186,38 @@ func (t *Table) RouteBody(topic string, d body.Dialect) ([]byte, bool) {
 		t.cacheFilled(e, len(c.b))
 	} else {
 		c = slot.Load()
+	}
+	return c.b, c.ok
+}
+
+// RouteBodyOrdered is RouteBody with orderTopicConf set to conf (the
+// topic's ORDER_TOPIC_CONFIG value when orderMessageEnable is on). The body
+// is cached beside the plain ones and rebuilt when conf differs from the one
+// it was built with, or when the topic's route changes. conf must be owned
+// by the caller (it is kept as the cache key); the result is shared and must
+// not be modified.
+func (t *Table) RouteBodyOrdered(topic string, d body.Dialect, conf string) ([]byte, bool) {
+	e, ok := t.topics.Load(topic)
+	if !ok {
+		return nil, false
+	}
+	acting := t.actingMaster.Load()
+	slot := &e.ordered[bodySlot(d, acting)]
+	old := slot.Load()
+	if old != nil && old.conf == conf {
+		return old.b, old.ok
+	}
+	c := &orderedBody{conf: conf}
+	if r, ok := t.assemble(e, t.view.Load(), false, acting); ok {
+		r.OrderTopicConf = conf
+		c.b, c.ok = body.AppendTopicRoute(nil, r, d), true
+	}
+	if slot.CompareAndSwap(old, c) {
+		n := len(c.b)
+		if old != nil {
+			n -= len(old.b)
+		}
+		t.cacheFilled(e, n)
 	}
 	return c.b, c.ok
 }

@@ -113,10 +113,12 @@ func handleRoute(s *Server, c *conn, req, resp *codec.Command) error {
 		resp.Body = buf.B
 		return nil
 	}
+	var b []byte
 	if orderConf != "" {
-		return routeWithOrderConf(s, c, topic, orderConf, dialect, resp)
+		b, ok = s.routes.RouteBodyOrdered(topic, dialect, orderConf)
+	} else {
+		b, ok = s.routes.RouteBody(topic, dialect)
 	}
-	b, ok := s.routes.RouteBody(topic, dialect)
 	if !ok {
 		return topicNotExist(topic)
 	}
@@ -140,21 +142,6 @@ func zoneOf(req *codec.Command) (string, bool) {
 		return "", false
 	}
 	return zone, true
-}
-
-// routeWithOrderConf decorates the route with the topic's order config. It
-// is built per request, never cached: the KV value and orderMessageEnable
-// can change at any time.
-func routeWithOrderConf(s *Server, c *conn, topic, conf string, d body.Dialect, resp *codec.Command) error {
-	r, ok := s.routes.Route(topic)
-	if !ok {
-		return topicNotExist(topic)
-	}
-	r.OrderTopicConf = conf
-	buf := c.buffer()
-	buf.B = body.AppendTopicRoute(buf.B[:0], r, d)
-	resp.Body = buf.B
-	return nil
 }
 
 func handleClusterInfo(s *Server, c *conn, req, resp *codec.Command) error {

@@ -118,3 +118,26 @@ func BenchmarkRouteRebuildBaseline(b *testing.B) {
 	}
 	b.SetBytes(int64(len(buf)))
 }
+
+// With orderMessageEnable and an ORDER_TOPIC_CONFIG entry, the decorated
+// body is cached too: no allocation once it is built.
+func TestOrderedRouteWalkAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
+	w := newRouteWalk(t, 479)
+	plain := w.once(t)
+	cfg := *w.s.conf()
+	cfg.OrderMessageEnable = true
+	w.s.admin.cfg.Store(&cfg)
+	if err := w.s.kv.Put(orderTopicNamespace, "Topic-42", "broker-a:4;broker-b:4"); err != nil {
+		t.Fatal(err)
+	}
+	// The answer grows by exactly the orderTopicConf member.
+	if n, want := w.once(t), plain+len(`"orderTopicConf":"broker-a:4;broker-b:4",`); n != want {
+		t.Fatalf("ordered answer %d bytes, want %d", n, want)
+	}
+	if allocs := testing.AllocsPerRun(1000, func() { w.once(t) }); allocs != 0 {
+		t.Fatalf("%.1f allocations per ordered route query, want 0", allocs)
+	}
+}
