@@ -4,50 +4,26 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/rocketns/rocketns/core/config"
-	"github.com/rocketns/rocketns/core/server"
 )
 
 func startSecuredNS(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	cfg := config.Default()
-	cfg.BindAddress = "127.0.0.1"
-	cfg.ListenPort = 0
-	cfg.KVConfigPath = filepath.Join(dir, "kvConfig.json")
-	cfg.ConfigStorePath = filepath.Join(dir, "namesrv.properties")
-	cfg.AuthorizationEnable = true
-	cfg.ACLFile = filepath.Join(dir, "acl")
-	if err := os.WriteFile(cfg.ACLFile, []byte("rocketmq2:12345678:admin\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	s, err := server.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := s.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
+	return startNSWith(t, func(cfg *config.Config, dir string) {
+		cfg.AuthorizationEnable = true
+		cfg.ACLFile = filepath.Join(dir, "acl")
+		if err := os.WriteFile(cfg.ACLFile, []byte("rocketmq2:12345678:admin\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Fatal(err)
 		}
 	})
-	return s.Addr()
 }
 
 func TestCredentialsFlags(t *testing.T) {

@@ -24,12 +24,22 @@ import (
 // startNS runs a NameServer on a loopback port for the test.
 func startNS(t *testing.T) string {
 	t.Helper()
+	return startNSWith(t, nil)
+}
+
+// startNSWith is startNS with setup applied to the config (in a fresh temp
+// dir) before the server is built.
+func startNSWith(t *testing.T, setup func(cfg *config.Config, dir string)) string {
+	t.Helper()
 	dir := t.TempDir()
 	cfg := config.Default()
 	cfg.BindAddress = "127.0.0.1"
 	cfg.ListenPort = 0
 	cfg.KVConfigPath = filepath.Join(dir, "kvConfig.json")
 	cfg.ConfigStorePath = filepath.Join(dir, "namesrv.properties")
+	if setup != nil {
+		setup(cfg, dir)
+	}
 	s, err := server.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

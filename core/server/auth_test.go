@@ -6,7 +6,6 @@ package server
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,23 +46,7 @@ func authConfig(t *testing.T) *config.Config {
 // first request can build the policy.
 func startAuthServer(t *testing.T, cfg *config.Config, classify func(int32) auth.Class) (*Server, *lockedBuffer) {
 	t.Helper()
-	logs := &lockedBuffer{}
-	s, err := New(cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.admin.auth.classify = classify
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := s.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
-	return s, logs
+	return startHooked(t, cfg, func(s *Server) { s.admin.auth.classify = classify })
 }
 
 // signedBy signs req as the account ak/sk would.

@@ -184,7 +184,10 @@ func (s *Server) serveBuffered(c *conn, r netpoll.Reader) bool {
 			} else {
 				s.log.Debug("closing connection: read failed", "peer", c.peer, "err", err)
 			}
-			c.releaseHeld()
+			// Responses of this batch were never flushed and the output
+			// buffer may still point into the held buffers: let them go to
+			// the GC rather than back to the pool.
+			c.dropHeld()
 			r.Release()
 			c.close()
 			return false

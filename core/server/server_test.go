@@ -50,14 +50,18 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-func startServer(t *testing.T, cfg *config.Config, extra map[int32]handler) (*Server, *lockedBuffer) {
+// startHooked starts a server after setup has set its hooks, so they are in
+// place before any connection exists.
+func startHooked(t *testing.T, cfg *config.Config, setup func(*Server)) (*Server, *lockedBuffer) {
 	t.Helper()
 	logs := &lockedBuffer{}
 	s, err := New(cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.extraHandlers = extra
+	if setup != nil {
+		setup(s)
+	}
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -69,6 +73,11 @@ func startServer(t *testing.T, cfg *config.Config, extra map[int32]handler) (*Se
 		}
 	})
 	return s, logs
+}
+
+func startServer(t *testing.T, cfg *config.Config, extra map[int32]handler) (*Server, *lockedBuffer) {
+	t.Helper()
+	return startHooked(t, cfg, func(s *Server) { s.extraHandlers = extra })
 }
 
 // wire is a bare connection speaking frames, so tests control every byte.

@@ -5,7 +5,6 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -15,7 +14,6 @@ import (
 	"encoding/binary"
 	"encoding/pem"
 	"io"
-	"log/slog"
 	"math/big"
 	"net"
 	"os"
@@ -150,31 +148,6 @@ func tlsConfig(t *testing.T, mode string, f tlsFiles) *config.Config {
 		cfg.TLSServerCertPath, cfg.TLSServerKeyPath = f.cert, f.key
 	}
 	return cfg
-}
-
-// startHooked starts a server after setup has set its hooks, so they are in
-// place before any connection exists.
-func startHooked(t *testing.T, cfg *config.Config, setup func(*Server)) (*Server, *lockedBuffer) {
-	t.Helper()
-	logs := &lockedBuffer{}
-	s, err := New(cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if setup != nil {
-		setup(s)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := s.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
-	return s, logs
 }
 
 func dialTLSWire(t *testing.T, addr string, cfg *tls.Config) (*wire, error) {
