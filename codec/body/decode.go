@@ -282,15 +282,7 @@ func (b *brokerDataJSON) get() BrokerData {
 		for id, addr := range b.BrokerAddrs {
 			bd.Addrs = append(bd.Addrs, BrokerAddr{ID: id, Addr: addr})
 		}
-		slices.SortFunc(bd.Addrs, func(x, y BrokerAddr) int {
-			switch {
-			case x.ID < y.ID:
-				return -1
-			case x.ID > y.ID:
-				return 1
-			}
-			return 0
-		})
+		slices.SortFunc(bd.Addrs, ByBrokerID)
 	}
 	return bd
 }

@@ -84,15 +84,7 @@ func appendBrokerData(dst []byte, b *BrokerData, d Dialect) []byte {
 // without allocating (groups hold a handful of ids).
 func appendBrokerAddrs(dst []byte, addrs []BrokerAddr, d Dialect) []byte {
 	dst = append(dst, '{')
-	sorted := slices.IsSortedFunc(addrs, func(a, b BrokerAddr) int {
-		switch {
-		case a.ID < b.ID:
-			return -1
-		case a.ID > b.ID:
-			return 1
-		}
-		return 0
-	})
+	sorted := slices.IsSortedFunc(addrs, ByBrokerID)
 	if sorted {
 		for i := range addrs {
 			if i > 0 {

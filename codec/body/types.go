@@ -4,6 +4,8 @@
 // send.
 package body
 
+import "cmp"
+
 // Dialect selects how a body is written.
 type Dialect uint8
 
@@ -65,6 +67,9 @@ type BrokerAddr struct {
 	ID   int64
 	Addr string
 }
+
+// ByBrokerID orders addresses by broker id, the order Java's maps print.
+func ByBrokerID(a, b BrokerAddr) int { return cmp.Compare(a.ID, b.ID) }
 
 // BrokerData is one broker group (brokerName) with its addresses by id.
 type BrokerData struct {

@@ -285,15 +285,7 @@ func DecodeBrokerMemberGroup(b []byte) (*BrokerMemberGroup, error) {
 		}
 		g.Addrs = append(g.Addrs, body.BrokerAddr{ID: id, Addr: addr})
 	}
-	slices.SortFunc(g.Addrs, func(a, b body.BrokerAddr) int {
-		switch {
-		case a.ID < b.ID:
-			return -1
-		case a.ID > b.ID:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(g.Addrs, body.ByBrokerID)
 	return g, nil
 }
 

@@ -49,8 +49,10 @@ func selfSignedPair(t *testing.T) (tls.Certificate, *x509.CertPool) {
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
 }
 
-func TestDialTLS(t *testing.T) {
-	cert, pool := selfSignedPair(t)
+// serveTLS starts a fake server that wraps its first connection in TLS with
+// cert and hands it to serve; the connection is closed when serve returns.
+func serveTLS(t *testing.T, cert tls.Certificate, serve func(*tls.Conn)) *fakeServer {
+	t.Helper()
 	s := startFake(t)
 	done := make(chan struct{})
 	go func() {
@@ -61,6 +63,15 @@ func TestDialTLS(t *testing.T) {
 		}
 		c := tls.Server(raw, &tls.Config{Certificates: []tls.Certificate{cert}})
 		defer c.Close()
+		serve(c)
+	}()
+	t.Cleanup(func() { <-done })
+	return s
+}
+
+func TestDialTLS(t *testing.T) {
+	cert, pool := selfSignedPair(t)
+	s := serveTLS(t, cert, func(c *tls.Conn) {
 		for {
 			req, err := readCommand(c)
 			if err != nil {
@@ -70,8 +81,7 @@ func TestDialTLS(t *testing.T) {
 				return
 			}
 		}
-	}()
-	t.Cleanup(func() { <-done })
+	})
 
 	c, err := DialTLS(context.Background(), s.addr(), &tls.Config{RootCAs: pool})
 	if err != nil {
@@ -89,19 +99,7 @@ func TestDialTLS(t *testing.T) {
 
 func TestDialTLSUntrustedServer(t *testing.T) {
 	cert, _ := selfSignedPair(t)
-	s := startFake(t)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		raw, ok := <-s.conns
-		if !ok {
-			return
-		}
-		c := tls.Server(raw, &tls.Config{Certificates: []tls.Certificate{cert}})
-		c.Handshake()
-		c.Close()
-	}()
-	t.Cleanup(func() { <-done })
+	s := serveTLS(t, cert, func(c *tls.Conn) { c.Handshake() })
 	_, err := DialTLS(context.Background(), s.addr(), &tls.Config{RootCAs: x509.NewCertPool()})
 	if err == nil || !strings.Contains(err.Error(), "dial tls") {
 		t.Fatalf("DialTLS to an untrusted server: %v, want a dial error", err)

@@ -277,22 +277,28 @@ func TestProperties(t *testing.T) {
 	}
 }
 
-func TestValidate(t *testing.T) {
-	f := func(mutate func(*Config), want string) {
+// validateCase returns a check that applies mutate to the defaults and wants
+// Validate to pass (want == "") or to fail naming want.
+func validateCase(t *testing.T) func(mutate func(*Config), want string) {
+	return func(mutate func(*Config), want string) {
 		t.Helper()
 		c := Default()
 		mutate(c)
 		err := c.Validate()
 		if want == "" {
 			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
+				t.Errorf("want valid, got %v", err)
 			}
 			return
 		}
 		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Fatalf("Validate() = %v, want it to contain %q", err, want)
+			t.Errorf("Validate() = %v, want an error containing %q", err, want)
 		}
 	}
+}
+
+func TestValidate(t *testing.T) {
+	f := validateCase(t)
 	f(func(c *Config) {}, "")
 	f(func(c *Config) { c.ListenPort = 0 }, "")
 	f(func(c *Config) { c.ListenPort = 65535 }, "")

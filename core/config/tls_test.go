@@ -99,21 +99,7 @@ func TestTLSConfigFile(t *testing.T) {
 }
 
 func TestLimitsValidate(t *testing.T) {
-	f := func(mutate func(*Config), want string) {
-		t.Helper()
-		c := Default()
-		mutate(c)
-		err := c.Validate()
-		if want == "" {
-			if err != nil {
-				t.Errorf("want valid, got %v", err)
-			}
-			return
-		}
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("Validate() = %v, want an error containing %q", err, want)
-		}
-	}
+	f := validateCase(t)
 	f(func(c *Config) {}, "")
 	f(func(c *Config) { c.ServerWriteTimeoutSeconds = 0 }, "")
 	f(func(c *Config) { c.MaxConnections = 0 }, "maxConnections=0")

@@ -1,8 +1,8 @@
 // soak_test.go drives the route table at scale (up to 300 brokers x 10k
 // topics) on a fake clock with concurrent writers and lock-free readers, and
 // checks it after every step against a plain model of what it must hold.
-// Skipped under -short; the same layout runs over the wire in core/server's
-// soak test.
+// Skipped under -short. The layout and the model are routetest's: core/server's
+// soak test runs the same ones over the wire.
 package route
 
 import (
@@ -19,14 +19,18 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/rocketns/rocketns/codec/body"
+	"github.com/rocketns/rocketns/core/route/routetest"
 )
 
-// soakSize is the layout: groups of a master (id 0) and a slave (id 1);
-// every topic has queues on `replicas` groups spread groups/replicas apart.
-// make test runs it at 120 brokers x 4000 topics (some seconds with
-// -race); with ROCKETNS_SOAK set (make soak) it runs at the full 300 brokers
-// x 10k topics with more race rounds.
-type soakSize struct{ groups, topics, replicas, readers, raceRounds int }
+// soakSize is the layout (routetest.Layout: groups of a master and a slave,
+// every topic on `replicas` groups) and the suite's own load. make test runs
+// it at 120 brokers x 4000 topics (some seconds with -race); with
+// ROCKETNS_SOAK set (make soak) it runs at the full 300 brokers x 10k topics
+// with more race rounds.
+type soakSize struct {
+	routetest.Layout
+	readers, raceRounds int
+}
 
 func soakSizeOf(t *testing.T) soakSize {
 	t.Helper()
@@ -34,125 +38,9 @@ func soakSizeOf(t *testing.T) soakSize {
 		t.Skip("soak suite skipped under -short")
 	}
 	if os.Getenv("ROCKETNS_SOAK") != "" {
-		return soakSize{groups: 150, topics: 10000, replicas: 3, readers: 4, raceRounds: 4}
+		return soakSize{Layout: routetest.Layout{Groups: 150, Topics: 10000, Replicas: 3}, readers: 4, raceRounds: 4}
 	}
-	return soakSize{groups: 60, topics: 4000, replicas: 3, readers: 4, raceRounds: 2}
-}
-
-func (l soakSize) brokers() int { return 2 * l.groups }
-
-func (l soakSize) topicGroups(i int) []int {
-	stride := l.groups / l.replicas
-	out := make([]int, 0, l.replicas)
-	for k := 0; k < l.replicas; k++ {
-		out = append(out, (i+k*stride)%l.groups)
-	}
-	slices.Sort(out)
-	return out
-}
-
-func soakName(g int) string              { return fmt.Sprintf("broker-%03d", g) }
-func soakClusterOf(g int) string         { return fmt.Sprintf("soak-c%d", g%3) }
-func soakTopicName(i int) string         { return fmt.Sprintf("soak-topic-%05d", i) }
-func soakAddrOf(g int, id int64) string  { return fmt.Sprintf("10.%d.%d.%d:10911", 1+id, g/256, g%256) }
-func soakQueueNums(topic, ver int) int32 { return int32(1 + (topic+ver)%8) }
-
-// soakModel is what the table must hold, by the rules for 4.x brokers: only
-// a master writes queue data, all of it on a new DataVersion or when its
-// address is new to the group; a group's queue data goes with its last
-// member.
-type soakModel struct {
-	l           soakSize
-	present     []bool // by broker index g*2+id
-	qver        []int  // by group; -1: no queue data
-	groupTopics [][]int
-}
-
-func newSoakModel(l soakSize) *soakModel {
-	m := &soakModel{l: l, present: make([]bool, l.brokers()), qver: make([]int, l.groups), groupTopics: make([][]int, l.groups)}
-	for g := range m.qver {
-		m.qver[g] = -1
-	}
-	for i := 0; i < l.topics; i++ {
-		for _, g := range l.topicGroups(i) {
-			m.groupTopics[g] = append(m.groupTopics[g], i)
-		}
-	}
-	return m
-}
-
-func (m *soakModel) register(bi, ver int) {
-	m.present[bi] = true
-	if bi%2 == 0 {
-		m.qver[bi/2] = ver
-	}
-}
-
-func (m *soakModel) remove(bi int) {
-	m.present[bi] = false
-	if g := bi / 2; !m.present[2*g] && !m.present[2*g+1] {
-		m.qver[g] = -1
-	}
-}
-
-func (m *soakModel) brokerData(g int) body.BrokerData {
-	bd := body.BrokerData{Cluster: soakClusterOf(g), BrokerName: soakName(g)}
-	for id := int64(0); id < 2; id++ {
-		if m.present[2*g+int(id)] {
-			bd.Addrs = append(bd.Addrs, body.BrokerAddr{ID: id, Addr: soakAddrOf(g, id)})
-		}
-	}
-	return bd
-}
-
-func (m *soakModel) route(i int) []byte {
-	r := &body.TopicRoute{FilterServerTable: map[string][]string{}}
-	for _, g := range m.l.topicGroups(i) {
-		if m.qver[g] < 0 {
-			continue
-		}
-		n := soakQueueNums(i, m.qver[g])
-		r.QueueDatas = append(r.QueueDatas, body.QueueData{BrokerName: soakName(g), ReadQueueNums: n, WriteQueueNums: n, Perm: 6})
-		r.BrokerDatas = append(r.BrokerDatas, m.brokerData(g))
-	}
-	if len(r.QueueDatas) == 0 {
-		return nil
-	}
-	return body.AppendTopicRoute(nil, r, body.Standard)
-}
-
-func (m *soakModel) clusterInfo() []byte {
-	ci := &body.ClusterInfo{Clusters: map[string][]string{}}
-	for g := 0; g < m.l.groups; g++ {
-		if bd := m.brokerData(g); len(bd.Addrs) > 0 {
-			ci.Brokers = append(ci.Brokers, bd)
-			ci.Clusters[bd.Cluster] = append(ci.Clusters[bd.Cluster], bd.BrokerName)
-		}
-	}
-	return body.AppendClusterInfo(nil, ci)
-}
-
-func (m *soakModel) stats() Stats {
-	var s Stats
-	clusters := map[string]bool{}
-	for g := 0; g < m.l.groups; g++ {
-		if n := len(m.brokerData(g).Addrs); n > 0 {
-			s.BrokerGroups++
-			s.BrokerAddrs += n
-			s.Live += n
-			clusters[soakClusterOf(g)] = true
-		}
-	}
-	s.Clusters = len(clusters)
-	for i := 0; i < m.l.topics; i++ {
-		for _, g := range m.l.topicGroups(i) {
-			if m.qver[g] >= 0 {
-				s.Topics++
-				break
-			}
-		}
-	}
-	return s
+	return soakSize{Layout: routetest.Layout{Groups: 60, Topics: 4000, Replicas: 3}, readers: 4, raceRounds: 2}
 }
 
 // soakTable couples the table under test with its model and clock.
@@ -161,10 +49,17 @@ type soakTable struct {
 	l    soakSize
 	tb   *Table
 	ms   atomic.Int64 // the table's clock, unix ms
-	m    *soakModel
+	m    *routetest.Model
 	ver  []int    // DataVersion counter of each broker's last registration
 	conn []ConnID // connection of each broker's last registration
 	next ConnID
+}
+
+// stats is what Stats must say. The model has no separate liveness: a broker
+// that goes leaves both tables, so Live is the address count.
+func (s *soakTable) stats() Stats {
+	c := s.m.Counts()
+	return Stats{Clusters: c.Clusters, BrokerGroups: c.BrokerGroups, BrokerAddrs: c.BrokerAddrs, Topics: c.Topics, Live: c.BrokerAddrs}
 }
 
 const soakTimeoutMs = int64(30000)
@@ -174,15 +69,15 @@ func (s *soakTable) registration(bi, ver int, conn ConnID) *Registration {
 	rb := &body.RegisterBroker{
 		FilterServerList: []string{},
 		DataVersion:      body.DataVersion{Timestamp: 1700000000000, Counter: int64(ver)},
-		Topics:           make([]body.TopicConfig, 0, len(s.m.groupTopics[g])),
+		Topics:           make([]body.TopicConfig, 0, len(s.m.GroupTopics[g])),
 	}
-	for _, i := range s.m.groupTopics[g] {
-		n := soakQueueNums(i, ver)
-		rb.Topics = append(rb.Topics, body.TopicConfig{TopicName: soakTopicName(i), ReadQueueNums: n, WriteQueueNums: n, Perm: 6})
+	for _, i := range s.m.GroupTopics[g] {
+		n := routetest.Queues(i, ver)
+		rb.Topics = append(rb.Topics, body.TopicConfig{TopicName: routetest.Topic(i), ReadQueueNums: n, WriteQueueNums: n, Perm: 6})
 	}
 	return &Registration{
-		Cluster: soakClusterOf(g), BrokerAddr: soakAddrOf(g, id), BrokerName: soakName(g), BrokerID: id,
-		HAServerAddr: fmt.Sprintf("10.%d.%d.%d:10912", 1+id, g/256, g%256), HeartbeatTimeoutMillis: soakTimeoutMs,
+		Cluster: routetest.Cluster(g), BrokerAddr: routetest.Addr(g, id), BrokerName: routetest.GroupName(g), BrokerID: id,
+		HAServerAddr: routetest.HAAddr(g, id), HeartbeatTimeoutMillis: soakTimeoutMs,
 		Body: rb, Conn: conn,
 	}
 }
@@ -208,13 +103,13 @@ func (s *soakTable) registerAll(idx []int, ver func(bi int) int) {
 		if errs[k] != nil {
 			s.t.Fatalf("register %d: %v", bi, errs[k])
 		}
-		s.m.register(bi, s.ver[bi])
+		s.m.Register(bi, s.ver[bi])
 	}
 }
 
 func (s *soakTable) absent() []int {
 	var out []int
-	for bi, ok := range s.m.present {
+	for bi, ok := range s.m.Present {
 		if !ok {
 			out = append(out, bi)
 		}
@@ -227,23 +122,23 @@ func (s *soakTable) absent() []int {
 // proves no route points at an evicted one.
 func (s *soakTable) check(step string) {
 	s.t.Helper()
-	for i := 0; i < s.l.topics; i++ {
-		got, ok := s.tb.RouteBody(soakTopicName(i), body.Standard)
-		want := s.m.route(i)
+	for i := 0; i < s.l.Topics; i++ {
+		got, ok := s.tb.RouteBody(routetest.Topic(i), body.Standard)
+		want := s.m.Route(i)
 		if want == nil {
 			if ok {
-				s.t.Fatalf("%s: topic %s: route %s, want none", step, soakTopicName(i), got)
+				s.t.Fatalf("%s: topic %s: route %s, want none", step, routetest.Topic(i), got)
 			}
 			continue
 		}
 		if !ok || !bytes.Equal(got, want) {
-			s.t.Fatalf("%s: topic %s:\n got %s (ok=%v)\nwant %s", step, soakTopicName(i), got, ok, want)
+			s.t.Fatalf("%s: topic %s:\n got %s (ok=%v)\nwant %s", step, routetest.Topic(i), got, ok, want)
 		}
 	}
-	if got, want := s.tb.AppendClusterInfo(nil), s.m.clusterInfo(); !bytes.Equal(got, want) {
+	if got, want := s.tb.AppendClusterInfo(nil), s.m.ClusterInfo(); !bytes.Equal(got, want) {
 		s.t.Fatalf("%s: cluster info\n got %s\nwant %s", step, got, want)
 	}
-	if got, want := s.tb.Stats(), s.m.stats(); got != want {
+	if got, want := s.tb.Stats(), s.stats(); got != want {
 		s.t.Fatalf("%s: stats %+v, want %+v", step, got, want)
 	}
 }
@@ -267,13 +162,13 @@ func (s *soakTable) readers() (stop func() error) {
 					return
 				default:
 				}
-				i := rng.IntN(s.l.topics)
-				r, ok := s.tb.Route(soakTopicName(i))
+				i := rng.IntN(s.l.Topics)
+				r, ok := s.tb.Route(routetest.Topic(i))
 				if !ok {
 					continue
 				}
 				if err := s.wellFormed(i, r); err != nil {
-					errs <- fmt.Errorf("topic %s: %w: %s", soakTopicName(i), err, routeString(r, true))
+					errs <- fmt.Errorf("topic %s: %w: %s", routetest.Topic(i), err, routeString(r, true))
 					return
 				}
 			}
@@ -291,11 +186,11 @@ func (s *soakTable) wellFormed(i int, r *body.TopicRoute) error {
 	if len(r.QueueDatas) == 0 || len(r.QueueDatas) != len(r.BrokerDatas) {
 		return fmt.Errorf("%d queue datas, %d broker datas", len(r.QueueDatas), len(r.BrokerDatas))
 	}
-	groups := s.l.topicGroups(i)
+	groups := s.l.TopicGroups(i)
 	for k, q := range r.QueueDatas {
 		bd := r.BrokerDatas[k]
-		var g int
-		if _, err := fmt.Sscanf(q.BrokerName, "broker-%03d", &g); err != nil || !slices.Contains(groups, g) {
+		g, ok := routetest.GroupOf(q.BrokerName)
+		if !ok || !slices.Contains(groups, g) {
 			return fmt.Errorf("queue on foreign group %s", q.BrokerName)
 		}
 		if bd.BrokerName != q.BrokerName || (k > 0 && r.QueueDatas[k-1].BrokerName >= q.BrokerName) || len(bd.Addrs) == 0 {
@@ -305,7 +200,7 @@ func (s *soakTable) wellFormed(i int, r *body.TopicRoute) error {
 			return fmt.Errorf("queue %+v", q)
 		}
 		for _, a := range bd.Addrs {
-			if a.ID > 1 || a.Addr != soakAddrOf(g, a.ID) {
+			if a.ID > 1 || a.Addr != routetest.Addr(g, a.ID) {
 				return fmt.Errorf("broker data %+v", bd)
 			}
 		}
@@ -324,11 +219,11 @@ func soakHeap() uint64 {
 func TestSoakTable(t *testing.T) {
 	l := soakSizeOf(t)
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	s := &soakTable{t: t, l: l, m: newSoakModel(l), ver: make([]int, l.brokers()), conn: make([]ConnID, l.brokers())}
+	s := &soakTable{t: t, l: l, m: routetest.NewModel(l.Layout), ver: make([]int, l.Brokers()), conn: make([]ConnID, l.Brokers())}
 	s.ms.Store(1_700_000_000_000)
 	s.tb = New(Options{}, s.ms.Load)
 	rng := rand.New(rand.NewPCG(11, 13))
-	all := make([]int, l.brokers())
+	all := make([]int, l.Brokers())
 	for bi := range all {
 		all[bi] = bi
 	}
@@ -353,10 +248,10 @@ func TestSoakTable(t *testing.T) {
 		s.registerAll(s.absent(), func(bi int) int { return s.ver[bi] })
 		now := s.ms.Load()
 		for bi := range all {
-			s.tb.Heartbeat(soakClusterOf(bi/2), soakAddrOf(bi/2, int64(bi%2)))
+			s.tb.Heartbeat(routetest.Cluster(bi/2), routetest.Addr(bi/2, int64(bi%2)))
 		}
-		perm := rng.Perm(l.brokers())
-		chosen := perm[:l.brokers()*pct/100]
+		perm := rng.Perm(l.Brokers())
+		chosen := perm[:l.Brokers()*pct/100]
 		stop := s.readers()
 		var expire, drop []int
 		for k, bi := range chosen {
@@ -369,19 +264,19 @@ func TestSoakTable(t *testing.T) {
 		dropped := map[string]bool{}
 		for _, bi := range drop {
 			for _, ev := range s.tb.ConnClosed(s.conn[bi]) {
-				if ev.Reason != ReasonConnClosed || ev.BrokerAddr != soakAddrOf(bi/2, int64(bi%2)) {
+				if ev.Reason != ReasonConnClosed || ev.BrokerAddr != routetest.Addr(bi/2, int64(bi%2)) {
 					t.Fatalf("%s: closing %d evicted %+v", step, bi, ev)
 				}
 				dropped[ev.BrokerAddr] = true
 			}
-			s.m.remove(bi)
+			s.m.Remove(bi)
 		}
 		if len(dropped) != len(drop) {
 			t.Fatalf("%s: %d evicted on close, want %d", step, len(dropped), len(drop))
 		}
 		s.ms.Store(now + soakTimeoutMs/2)
 		for k, bi := range perm[len(chosen):] {
-			cluster, addr := soakClusterOf(bi/2), soakAddrOf(bi/2, int64(bi%2))
+			cluster, addr := routetest.Cluster(bi/2), routetest.Addr(bi/2, int64(bi%2))
 			if k%2 == 0 {
 				if !s.tb.Heartbeat(cluster, addr) {
 					t.Fatalf("%s: heartbeat of live %s refused", step, addr)
@@ -408,10 +303,10 @@ func TestSoakTable(t *testing.T) {
 			expired[ev.BrokerAddr] = true
 		}
 		for _, bi := range expire {
-			if !expired[soakAddrOf(bi/2, int64(bi%2))] {
+			if !expired[routetest.Addr(bi/2, int64(bi%2))] {
 				t.Fatalf("%s: broker %d not evicted", step, bi)
 			}
-			s.m.remove(bi)
+			s.m.Remove(bi)
 		}
 		if len(expired) != len(expire) {
 			t.Fatalf("%s: %d evicted by the scan, want %d", step, len(expired), len(expire))
@@ -435,15 +330,15 @@ func TestSoakTable(t *testing.T) {
 			step := fmt.Sprintf("race round %d slaves=%v", round, slaves)
 			s.registerAll(s.absent(), func(bi int) int { return s.ver[bi] })
 			var racing []int
-			for g := 0; g < l.groups; g++ {
+			for g := 0; g < l.Groups; g++ {
 				if slaves {
 					racing = append(racing, 2*g+1)
 					continue
 				}
 				racing = append(racing, 2*g)
 				if g%2 == 1 {
-					s.tb.Unregister(soakClusterOf(g), soakAddrOf(g, 1), soakName(g), 1)
-					s.m.remove(2*g + 1)
+					s.tb.Unregister(routetest.Cluster(g), routetest.Addr(g, 1), routetest.GroupName(g), 1)
+					s.m.Remove(2*g + 1)
 				}
 			}
 			ver := 3 + round
@@ -461,7 +356,7 @@ func TestSoakTable(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					<-gate
-					if _, fenced := s.tb.Unregister(soakClusterOf(g), soakAddrOf(g, id), soakName(g), id); fenced {
+					if _, fenced := s.tb.Unregister(routetest.Cluster(g), routetest.Addr(g, id), routetest.GroupName(g), id); fenced {
 						errs[k] = fmt.Errorf("unregistration of %d fenced", bi)
 					}
 				}()
@@ -480,13 +375,13 @@ func TestSoakTable(t *testing.T) {
 				if errs[k] != nil {
 					t.Fatalf("%s: %v", step, errs[k])
 				}
-				if soakHas(ci, bi) {
-					s.m.remove(bi)
-					s.m.register(bi, ver)
+				if routetest.Listed(ci, bi) {
+					s.m.Remove(bi)
+					s.m.Register(bi, ver)
 					stayed++
 				} else {
-					s.m.register(bi, ver)
-					s.m.remove(bi)
+					s.m.Register(bi, ver)
+					s.m.Remove(bi)
 				}
 			}
 			s.check(step)
@@ -527,11 +422,11 @@ func TestSoakTable(t *testing.T) {
 	// added, at least 2 MiB, may remain: Go maps keep their capacity).
 	for bi := range all {
 		g, id := bi/2, int64(bi%2)
-		if s.m.present[bi] {
-			if evs, _ := s.tb.Unregister(soakClusterOf(g), soakAddrOf(g, id), soakName(g), id); len(evs) != 1 {
+		if s.m.Present[bi] {
+			if evs, _ := s.tb.Unregister(routetest.Cluster(g), routetest.Addr(g, id), routetest.GroupName(g), id); len(evs) != 1 {
 				t.Fatalf("unregister %d: %+v", bi, evs)
 			}
-			s.m.remove(bi)
+			s.m.Remove(bi)
 		}
 	}
 	s.check("all unregistered")
@@ -544,18 +439,4 @@ func TestSoakTable(t *testing.T) {
 		t.Fatalf("HeapInuse %d KiB after unregistering everything; baseline %d KiB, registered %d KiB", end>>10, baseline>>10, peak>>10)
 	}
 	runtime.KeepAlive(s.tb)
-}
-
-func soakHas(ci *body.ClusterInfo, bi int) bool {
-	g, id := bi/2, int64(bi%2)
-	for _, bd := range ci.Brokers {
-		if bd.BrokerName == soakName(g) {
-			for _, a := range bd.Addrs {
-				if a.ID == id && a.Addr == soakAddrOf(g, id) {
-					return true
-				}
-			}
-		}
-	}
-	return false
 }

@@ -1,6 +1,7 @@
 // soak_test.go is the chaos and soak suite over the wire: simulated brokers
 // and route readers against an in-process server, checked after every step
-// against a plain model of what the tables must hold.
+// against a plain model of what the tables must hold: routetest's, the one
+// core/route's soak test holds the bare table to.
 //
 // Size: skipped under -short. By default (make test) it runs a small layout
 // (30 brokers, 1000 topics) that takes a few seconds; with ROCKETNS_SOAK=1
@@ -35,20 +36,20 @@ import (
 	"github.com/rocketns/rocketns/codec/body"
 	"github.com/rocketns/rocketns/core/client"
 	"github.com/rocketns/rocketns/core/route"
+	"github.com/rocketns/rocketns/core/route/routetest"
 )
 
 // soakEnv switches the suite to its full size.
 const soakEnv = "ROCKETNS_SOAK"
 
-// soakLayout is the simulated cluster: groups of a master (id 0) and a slave
-// (id 1), so brokers = 2*groups; each topic has queues on `replicas` groups
-// spread `groups/replicas` apart, so every group holds topics*replicas/groups
-// of them and every topic lives on several brokers.
+// soakLayout is the simulated cluster (routetest.Layout: groups of a master
+// and a slave, every topic on `replicas` groups, so every topic lives on
+// several brokers) and the load the suite puts on it.
 type soakLayout struct {
-	groups, topics, replicas int
-	readers                  int // concurrent route readers during changes
-	storm                    int // client connections opened and closed per storm
-	raceRounds               int
+	routetest.Layout
+	readers    int // concurrent route readers during changes
+	storm      int // client connections opened and closed per storm
+	raceRounds int
 }
 
 func soakSizeOf(t *testing.T) soakLayout {
@@ -57,147 +58,14 @@ func soakSizeOf(t *testing.T) soakLayout {
 		t.Skip("soak suite skipped under -short")
 	}
 	if os.Getenv(soakEnv) != "" {
-		return soakLayout{groups: 150, topics: 10000, replicas: 3, readers: 8, storm: 2000, raceRounds: 2}
+		return soakLayout{Layout: routetest.Layout{Groups: 150, Topics: 10000, Replicas: 3}, readers: 8, storm: 2000, raceRounds: 2}
 	}
-	return soakLayout{groups: 15, topics: 1000, replicas: 3, readers: 4, storm: 200, raceRounds: 2}
+	return soakLayout{Layout: routetest.Layout{Groups: 15, Topics: 1000, Replicas: 3}, readers: 4, storm: 200, raceRounds: 2}
 }
-
-func (l soakLayout) brokers() int { return 2 * l.groups }
-
-func soakGroupName(g int) string      { return fmt.Sprintf("broker-%03d", g) }
-func soakCluster(g int) string        { return fmt.Sprintf("soak-c%d", g%3) }
-func soakTopic(i int) string          { return fmt.Sprintf("soak-topic-%05d", i) }
-func soakAddr(g int, id int64) string { return fmt.Sprintf("10.%d.%d.%d:10911", 1+id, g/256, g%256) }
 
 // soakAddrRE finds every broker address in a body, for the "no route to an
 // evicted broker" check.
 var soakAddrRE = regexp.MustCompile(`10\.\d+\.\d+\.\d+:10911`)
-
-// soakQueues makes the queue count depend on topic and version, so a stale
-// or misplaced queue entry shows in the bytes.
-func soakQueues(topic, version int) int32 { return int32(1 + (topic+version)%8) }
-
-// topicGroups lists topic i's groups in name order.
-func (l soakLayout) topicGroups(i int) []int {
-	stride := l.groups / l.replicas
-	out := make([]int, 0, l.replicas)
-	for k := 0; k < l.replicas; k++ {
-		out = append(out, (i+k*stride)%l.groups)
-	}
-	slices.Sort(out)
-	return out
-}
-
-// soakModel is what the server must hold: which brokers are registered and
-// the version of each group's queue data (-1: none). It follows the route
-// rules for 4.x brokers: only a master writes queue data (all of it, on a new
-// DataVersion or when the address is new to the group), and a group's queue
-// data goes when its last member goes.
-type soakModel struct {
-	l           soakLayout
-	present     []bool // by broker index g*2+id
-	qver        []int  // by group
-	groupTopics [][]int
-}
-
-func newSoakModel(l soakLayout) *soakModel {
-	m := &soakModel{l: l, present: make([]bool, l.brokers()), qver: make([]int, l.groups), groupTopics: make([][]int, l.groups)}
-	for g := range m.qver {
-		m.qver[g] = -1
-	}
-	for i := 0; i < l.topics; i++ {
-		for _, g := range l.topicGroups(i) {
-			m.groupTopics[g] = append(m.groupTopics[g], i)
-		}
-	}
-	return m
-}
-
-func (m *soakModel) register(bi, version int) {
-	m.present[bi] = true
-	if bi%2 == 0 {
-		m.qver[bi/2] = version
-	}
-}
-
-func (m *soakModel) remove(bi int) {
-	m.present[bi] = false
-	g := bi / 2
-	if !m.present[2*g] && !m.present[2*g+1] {
-		m.qver[g] = -1
-	}
-}
-
-func (m *soakModel) brokerData(g int) body.BrokerData {
-	bd := body.BrokerData{Cluster: soakCluster(g), BrokerName: soakGroupName(g)}
-	for id := int64(0); id < 2; id++ {
-		if m.present[2*g+int(id)] {
-			bd.Addrs = append(bd.Addrs, body.BrokerAddr{ID: id, Addr: soakAddr(g, id)})
-		}
-	}
-	return bd
-}
-
-// route is topic i's exact standard-dialect body, or nil for TOPIC_NOT_EXIST.
-func (m *soakModel) route(i int) []byte {
-	r := &body.TopicRoute{FilterServerTable: map[string][]string{}}
-	for _, g := range m.l.topicGroups(i) {
-		if m.qver[g] < 0 {
-			continue
-		}
-		n := soakQueues(i, m.qver[g])
-		r.QueueDatas = append(r.QueueDatas, body.QueueData{BrokerName: soakGroupName(g), ReadQueueNums: n, WriteQueueNums: n, Perm: 6})
-		r.BrokerDatas = append(r.BrokerDatas, m.brokerData(g))
-	}
-	if len(r.QueueDatas) == 0 {
-		return nil
-	}
-	return body.AppendTopicRoute(nil, r, body.Standard)
-}
-
-func (m *soakModel) clusterInfo() []byte {
-	ci := &body.ClusterInfo{Clusters: map[string][]string{}}
-	for g := 0; g < m.l.groups; g++ {
-		if bd := m.brokerData(g); len(bd.Addrs) > 0 {
-			ci.Brokers = append(ci.Brokers, bd)
-			ci.Clusters[bd.Cluster] = append(ci.Clusters[bd.Cluster], bd.BrokerName)
-		}
-	}
-	return body.AppendClusterInfo(nil, ci)
-}
-
-func (m *soakModel) stats() route.Stats {
-	var s route.Stats
-	clusters := map[string]bool{}
-	for g := 0; g < m.l.groups; g++ {
-		if n := len(m.brokerData(g).Addrs); n > 0 {
-			s.BrokerGroups++
-			s.BrokerAddrs += n
-			s.Live += n
-			clusters[soakCluster(g)] = true
-		}
-	}
-	s.Clusters = len(clusters)
-	for i := 0; i < m.l.topics; i++ {
-		for _, g := range m.l.topicGroups(i) {
-			if m.qver[g] >= 0 {
-				s.Topics++
-				break
-			}
-		}
-	}
-	return s
-}
-
-func (m *soakModel) liveAddrs() map[string]bool {
-	out := map[string]bool{}
-	for bi, ok := range m.present {
-		if ok {
-			out[soakAddr(bi/2, int64(bi%2))] = true
-		}
-	}
-	return out
-}
 
 // soakClock is the route table's time.
 type soakClock struct{ ms atomic.Int64 }
@@ -295,7 +163,7 @@ type soakRun struct {
 	s       *Server
 	clk     *soakClock
 	evs     *evictionLog
-	m       *soakModel
+	m       *routetest.Model
 	bs      []*soakBroker
 	admin   []*client.Client // for unregistrations, route checks and cluster info
 	ver     int              // the newest DataVersion counter handed out
@@ -312,6 +180,14 @@ func (r *soakRun) readerFailed(err error) {
 		r.readErr = err
 	}
 	r.readMu.Unlock()
+}
+
+// stats is what the table's Stats must say. The model has no separate
+// liveness: a broker that goes leaves both tables, so Live is the address
+// count.
+func (r *soakRun) stats() route.Stats {
+	c := r.m.Counts()
+	return route.Stats{Clusters: c.Clusters, BrokerGroups: c.BrokerGroups, BrokerAddrs: c.BrokerAddrs, Topics: c.Topics, Live: c.BrokerAddrs}
 }
 
 const (
@@ -357,11 +233,11 @@ func (r *soakRun) registration(bi, version int) *body.RegisterBroker {
 	rb := &body.RegisterBroker{
 		FilterServerList: []string{},
 		DataVersion:      body.DataVersion{Timestamp: 1700000000000, Counter: int64(version)},
-		Topics:           make([]body.TopicConfig, 0, len(r.m.groupTopics[g])),
+		Topics:           make([]body.TopicConfig, 0, len(r.m.GroupTopics[g])),
 	}
-	for _, i := range r.m.groupTopics[g] {
-		n := soakQueues(i, version)
-		rb.Topics = append(rb.Topics, body.TopicConfig{TopicName: soakTopic(i), ReadQueueNums: n, WriteQueueNums: n, Perm: 6, TopicFilterType: "SINGLE_TAG"})
+	for _, i := range r.m.GroupTopics[g] {
+		n := routetest.Queues(i, version)
+		rb.Topics = append(rb.Topics, body.TopicConfig{TopicName: routetest.Topic(i), ReadQueueNums: n, WriteQueueNums: n, Perm: 6, TopicFilterType: "SINGLE_TAG"})
 	}
 	return rb
 }
@@ -419,7 +295,7 @@ func (r *soakRun) refresh(idx []int) error {
 
 func (r *soakRun) presentIdx() []int {
 	var out []int
-	for bi, ok := range r.m.present {
+	for bi, ok := range r.m.Present {
 		if ok {
 			out = append(out, bi)
 		}
@@ -432,7 +308,7 @@ func (r *soakRun) presentIdx() []int {
 func (r *soakRun) restore() {
 	r.t.Helper()
 	var absent []int
-	for bi, ok := range r.m.present {
+	for bi, ok := range r.m.Present {
 		if !ok {
 			absent = append(absent, bi)
 		}
@@ -450,7 +326,7 @@ func (r *soakRun) restore() {
 		r.t.Fatalf("restore: %v", err)
 	}
 	for _, bi := range absent {
-		r.m.register(bi, r.bs[bi].ver)
+		r.m.Register(bi, r.bs[bi].ver)
 	}
 	if err := r.refresh(r.presentIdx()); err != nil {
 		r.t.Fatalf("restore: %v", err)
@@ -464,15 +340,15 @@ func (r *soakRun) check(step string) {
 	r.t.Helper()
 	t0 := time.Now()
 	defer func() { r.t.Logf("check %s: %v", step, time.Since(t0)) }()
-	live := r.m.liveAddrs()
-	err := parallel(r.l.topics, len(r.admin), func(i int) error {
+	live := r.m.LiveAddrs()
+	err := parallel(r.l.Topics, len(r.admin), func(i int) error {
 		ctx, cancel := soakCtx()
 		defer cancel()
-		code, remark, got, err := r.admin[i%len(r.admin)].RouteBody(ctx, soakTopic(i), codec.ServerVersion)
+		code, remark, got, err := r.admin[i%len(r.admin)].RouteBody(ctx, routetest.Topic(i), codec.ServerVersion)
 		if err != nil {
 			return err
 		}
-		want := r.m.route(i)
+		want := r.m.Route(i)
 		if bytes.Equal(got, want) {
 			// The model holds only live brokers, so an exact match also
 			// proves there is no route to an evicted one.
@@ -480,17 +356,17 @@ func (r *soakRun) check(step string) {
 		}
 		for _, a := range soakAddrRE.FindAll(got, -1) {
 			if !live[string(a)] {
-				return fmt.Errorf("topic %s: route to evicted broker %s", soakTopic(i), a)
+				return fmt.Errorf("topic %s: route to evicted broker %s", routetest.Topic(i), a)
 			}
 		}
 		if want == nil {
 			if code != codec.TopicNotExist {
-				return fmt.Errorf("topic %s: code %d %q body %s, want TOPIC_NOT_EXIST", soakTopic(i), code, remark, got)
+				return fmt.Errorf("topic %s: code %d %q body %s, want TOPIC_NOT_EXIST", routetest.Topic(i), code, remark, got)
 			}
 			return nil
 		}
 		if code != codec.Success || !bytes.Equal(got, want) {
-			return fmt.Errorf("topic %s: code %d %q\n got %s\nwant %s", soakTopic(i), code, remark, got, want)
+			return fmt.Errorf("topic %s: code %d %q\n got %s\nwant %s", routetest.Topic(i), code, remark, got, want)
 		}
 		return nil
 	})
@@ -503,10 +379,10 @@ func (r *soakRun) check(step string) {
 	if err != nil {
 		r.t.Fatalf("%s: cluster info: %v", step, err)
 	}
-	if want := r.m.clusterInfo(); !bytes.Equal(resp.Body, want) {
+	if want := r.m.ClusterInfo(); !bytes.Equal(resp.Body, want) {
 		r.t.Fatalf("%s: cluster info\n got %s\nwant %s", step, resp.Body, want)
 	}
-	if got, want := r.s.Routes().Stats(), r.m.stats(); got != want {
+	if got, want := r.s.Routes().Stats(), r.stats(); got != want {
 		r.t.Fatalf("%s: table stats %+v, want %+v", step, got, want)
 	}
 	r.readMu.Lock()
@@ -531,7 +407,7 @@ func (r *soakRun) wellFormed(i int, code int32, payload []byte) error {
 	if err != nil {
 		return err
 	}
-	groups := r.l.topicGroups(i)
+	groups := r.l.TopicGroups(i)
 	if len(tr.QueueDatas) == 0 || len(tr.QueueDatas) != len(tr.BrokerDatas) {
 		return fmt.Errorf("%d queue datas, %d broker datas", len(tr.QueueDatas), len(tr.BrokerDatas))
 	}
@@ -540,18 +416,18 @@ func (r *soakRun) wellFormed(i int, code int32, payload []byte) error {
 		if bd.BrokerName != q.BrokerName || (k > 0 && tr.QueueDatas[k-1].BrokerName >= q.BrokerName) {
 			return fmt.Errorf("queue %s beside broker %s", q.BrokerName, bd.BrokerName)
 		}
-		var g int
-		if _, err := fmt.Sscanf(q.BrokerName, "broker-%03d", &g); err != nil || !slices.Contains(groups, g) {
+		g, ok := routetest.GroupOf(q.BrokerName)
+		if !ok || !slices.Contains(groups, g) {
 			return fmt.Errorf("queue on foreign group %s", q.BrokerName)
 		}
 		if q.ReadQueueNums != q.WriteQueueNums || q.ReadQueueNums < 1 || q.ReadQueueNums > 8 || q.Perm != 6 || q.TopicSysFlag != 0 {
 			return fmt.Errorf("queue %+v", q)
 		}
-		if bd.Cluster != soakCluster(g) || len(bd.Addrs) == 0 {
+		if bd.Cluster != routetest.Cluster(g) || len(bd.Addrs) == 0 {
 			return fmt.Errorf("broker data %+v", bd)
 		}
 		for _, a := range bd.Addrs {
-			if a.ID > 1 || a.Addr != soakAddr(g, a.ID) {
+			if a.ID > 1 || a.Addr != routetest.Addr(g, a.ID) {
 				return fmt.Errorf("broker data %+v", bd)
 			}
 		}
@@ -582,15 +458,15 @@ func (r *soakRun) readers() (stop func()) {
 					return
 				default:
 				}
-				i := rng.IntN(r.l.topics)
+				i := rng.IntN(r.l.Topics)
 				ctx, cancel := soakCtx()
-				code, _, payload, err := c.RouteBody(ctx, soakTopic(i), codec.ServerVersion)
+				code, _, payload, err := c.RouteBody(ctx, routetest.Topic(i), codec.ServerVersion)
 				cancel()
 				if err == nil {
 					err = r.wellFormed(i, code, payload)
 				}
 				if err != nil {
-					r.readerFailed(fmt.Errorf("topic %s: %w", soakTopic(i), err))
+					r.readerFailed(fmt.Errorf("topic %s: %w", routetest.Topic(i), err))
 					return
 				}
 			}
@@ -681,7 +557,7 @@ func TestSoak(t *testing.T) {
 			t.Errorf("shutdown: %v", err)
 		}
 	}
-	r := &soakRun{t: t, l: l, s: s, clk: clk, evs: evs, m: newSoakModel(l), rng: rand.New(rand.NewPCG(5, 9))}
+	r := &soakRun{t: t, l: l, s: s, clk: clk, evs: evs, m: routetest.NewModel(l.Layout), rng: rand.New(rand.NewPCG(5, 9))}
 	defer func() {
 		// On failure: close what is open so the next test starts clean.
 		if t.Failed() {
@@ -710,11 +586,11 @@ func TestSoak(t *testing.T) {
 	}
 	r.warmUp()
 	baseline := heapInuse()
-	t.Logf("layout: %d brokers, %d topics on %d groups each; baseline HeapInuse %d KiB", l.brokers(), l.topics, l.replicas, baseline>>10)
-	for bi := 0; bi < l.brokers(); bi++ {
+	t.Logf("layout: %d brokers, %d topics on %d groups each; baseline HeapInuse %d KiB", l.Brokers(), l.Topics, l.Replicas, baseline>>10)
+	for bi := 0; bi < l.Brokers(); bi++ {
 		g, id := bi/2, int64(bi%2)
 		b := &soakBroker{idx: bi, b: client.Broker{
-			Cluster: soakCluster(g), Name: soakGroupName(g), Addr: soakAddr(g, id), HAAddr: fmt.Sprintf("10.%d.%d.%d:10912", 1+id, g/256, g%256),
+			Cluster: routetest.Cluster(g), Name: routetest.GroupName(g), Addr: routetest.Addr(g, id), HAAddr: routetest.HAAddr(g, id),
 			ID: id, HeartbeatTimeoutMillis: soakTimeout, Compressed: g%2 == 1,
 		}}
 		if err := r.dialBroker(b); err != nil {
@@ -730,7 +606,7 @@ func TestSoak(t *testing.T) {
 		t.Fatalf("register: %v", err)
 	}
 	for bi := range r.bs {
-		r.m.register(bi, r.ver)
+		r.m.Register(bi, r.ver)
 	}
 	r.check("registered")
 	peak := heapInuse()
@@ -742,7 +618,7 @@ func TestSoak(t *testing.T) {
 	}
 	stop()
 	for bi := range r.bs {
-		r.m.register(bi, r.ver)
+		r.m.Register(bi, r.ver)
 	}
 	r.check("re-registered")
 
@@ -776,7 +652,7 @@ func TestSoak(t *testing.T) {
 			t.Fatalf("%s: %v", step, err)
 		}
 		for _, bi := range drop {
-			r.m.remove(bi)
+			r.m.Remove(bi)
 		}
 		r.clk.advance(soakTimeout / 2)
 		var survivors []int
@@ -798,7 +674,7 @@ func TestSoak(t *testing.T) {
 		want := map[string]bool{}
 		for _, bi := range expire {
 			want[r.bs[bi].b.Addr] = true
-			r.m.remove(bi)
+			r.m.Remove(bi)
 		}
 		if len(got) != len(want) {
 			t.Fatalf("%s: scan evicted %d brokers, want %d", step, len(got), len(want))
@@ -829,7 +705,7 @@ func TestSoak(t *testing.T) {
 			step := fmt.Sprintf("race round %d slaves=%v", round, slaves)
 			r.restore()
 			var racing []int
-			for g := 0; g < l.groups; g++ {
+			for g := 0; g < l.Groups; g++ {
 				if slaves {
 					racing = append(racing, 2*g+1)
 					continue
@@ -839,7 +715,7 @@ func TestSoak(t *testing.T) {
 					if err := r.unregister(r.bs[2*g+1]); err != nil {
 						t.Fatal(err)
 					}
-					r.m.remove(2*g + 1)
+					r.m.Remove(2*g + 1)
 				}
 			}
 			r.ver++
@@ -849,13 +725,13 @@ func TestSoak(t *testing.T) {
 			ci := r.clusterInfo()
 			gone, stayed := 0, 0
 			for _, bi := range racing {
-				if clusterHas(ci, bi) {
-					r.m.remove(bi)
-					r.m.register(bi, r.ver)
+				if routetest.Listed(ci, bi) {
+					r.m.Remove(bi)
+					r.m.Register(bi, r.ver)
 					stayed++
 				} else {
-					r.m.register(bi, r.ver)
-					r.m.remove(bi)
+					r.m.Register(bi, r.ver)
+					r.m.Remove(bi)
 					gone++
 				}
 			}
@@ -905,7 +781,7 @@ func TestSoak(t *testing.T) {
 		t.Fatalf("unregister all: %v", err)
 	}
 	for bi := range r.bs {
-		r.m.remove(bi)
+		r.m.Remove(bi)
 	}
 	r.check("all unregistered")
 	if got := s.Routes().TopicList(); len(got) != 0 {
@@ -947,28 +823,13 @@ func (r *soakRun) clusterInfo() *body.ClusterInfo {
 	return ci
 }
 
-func clusterHas(ci *body.ClusterInfo, bi int) bool {
-	g, id := bi/2, int64(bi%2)
-	for _, bd := range ci.Brokers {
-		if bd.BrokerName != soakGroupName(g) {
-			continue
-		}
-		for _, a := range bd.Addrs {
-			if a.ID == id && a.Addr == soakAddr(g, id) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // storm opens and closes r.l.storm client connections from 8 goroutines.
 // A connection reads a few routes (exact against the model when exact,
 // well formed otherwise) and closes; every fourth sends a request and
 // closes without reading the answer, every seventh closes without a word.
 func (r *soakRun) storm(exact bool) error {
 	req := &codec.Command{Code: codec.GetRouteInfoByTopic, Version: codec.ServerVersion}
-	req.SetExt("topic", soakTopic(0))
+	req.SetExt("topic", routetest.Topic(0))
 	frame := codec.AppendFrame(nil, req)
 	return parallel(r.l.storm, 8, func(k int) error {
 		switch {
@@ -997,23 +858,23 @@ func (r *soakRun) storm(exact bool) error {
 		}
 		defer c.Close()
 		for j := 0; j < 3; j++ {
-			i := (k*31 + j*977) % r.l.topics
-			code, remark, got, err := c.RouteBody(ctx, soakTopic(i), codec.ServerVersion)
+			i := (k*31 + j*977) % r.l.Topics
+			code, remark, got, err := c.RouteBody(ctx, routetest.Topic(i), codec.ServerVersion)
 			if err != nil {
 				return err
 			}
 			if !exact {
 				if err := r.wellFormed(i, code, got); err != nil {
-					return fmt.Errorf("topic %s: %w", soakTopic(i), err)
+					return fmt.Errorf("topic %s: %w", routetest.Topic(i), err)
 				}
 				continue
 			}
-			want := r.m.route(i)
+			want := r.m.Route(i)
 			if want == nil && code == codec.TopicNotExist {
 				continue
 			}
 			if code != codec.Success || !bytes.Equal(got, want) {
-				return fmt.Errorf("topic %s: code %d %q\n got %s\nwant %s", soakTopic(i), code, remark, got, want)
+				return fmt.Errorf("topic %s: code %d %q\n got %s\nwant %s", routetest.Topic(i), code, remark, got, want)
 			}
 		}
 		return nil
@@ -1061,11 +922,11 @@ func (r *soakRun) warmUp() {
 	defer cancel()
 	c := r.admin[0]
 	for g := 0; g < 2; g++ {
-		b := client.Broker{Cluster: soakCluster(g), Name: soakGroupName(g), Addr: soakAddr(g, 0), Compressed: g == 1}
+		b := client.Broker{Cluster: routetest.Cluster(g), Name: routetest.GroupName(g), Addr: routetest.Addr(g, 0), Compressed: g == 1}
 		if _, _, err := c.RegisterBroker(ctx, b, r.registration(2*g, 0)); err != nil {
 			r.t.Fatalf("warm up: %v", err)
 		}
-		if _, err := c.Route(ctx, soakTopic(r.m.groupTopics[g][0])); err != nil {
+		if _, err := c.Route(ctx, routetest.Topic(r.m.GroupTopics[g][0])); err != nil {
 			r.t.Fatalf("warm up: %v", err)
 		}
 		if _, err := c.ClusterInfo(ctx); err != nil {

@@ -221,14 +221,22 @@ func TestTLSDefaultMode(t *testing.T) {
 	}
 }
 
-func TestTLSClientCertificates(t *testing.T) {
-	ca, other := newTestCA(t, "ca"), newTestCA(t, "other")
+// startMutualTLS starts an enforcing server whose certificate ca signed and
+// that requires client certificates trusted by its trust file.
+func startMutualTLS(t *testing.T, ca *testCA) (*Server, tlsFiles) {
+	t.Helper()
 	files := newTLSFiles(t, ca, 2)
 	cfg := tlsConfig(t, "enforcing", files)
 	cfg.TLSServerNeedClientAuth = "require"
 	cfg.TLSServerAuthClient = true
 	cfg.TLSServerTrustCertPath = files.trust
 	s, _ := startHooked(t, cfg, nil)
+	return s, files
+}
+
+func TestTLSClientCertificates(t *testing.T) {
+	ca, other := newTestCA(t, "ca"), newTestCA(t, "other")
+	s, _ := startMutualTLS(t, ca)
 	f := func(name string, certs []tls.Certificate, want bool) {
 		t.Helper()
 		w, err := dialTLSWire(t, s.Addr(), &tls.Config{RootCAs: ca.pool(), Certificates: certs})
@@ -379,12 +387,7 @@ func TestTLSCertificateReload(t *testing.T) {
 // by the new file gets in after the reload.
 func TestTLSTrustReload(t *testing.T) {
 	ca, next := newTestCA(t, "ca"), newTestCA(t, "next")
-	files := newTLSFiles(t, ca, 2)
-	cfg := tlsConfig(t, "enforcing", files)
-	cfg.TLSServerNeedClientAuth = "require"
-	cfg.TLSServerAuthClient = true
-	cfg.TLSServerTrustCertPath = files.trust
-	s, _ := startHooked(t, cfg, nil)
+	s, files := startMutualTLS(t, ca)
 	clientCfg := &tls.Config{RootCAs: ca.pool(), Certificates: []tls.Certificate{next.clientCert(t)}}
 	if w, err := dialTLSWire(t, s.Addr(), clientCfg); err == nil && served(w, 1) {
 		t.Fatal("client of an untrusted CA served")
