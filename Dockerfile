@@ -10,9 +10,10 @@
 # `docker exec <c> nsadmin clusterList` (NAMESRV_ADDR is preset), or an ephemeral debug container.
 #
 # Configuration: the properties file /etc/rocketns/namesrv.properties (a default is baked in; mount your own
-# over it), plus `--set key=value` arguments, which override the file. There is no shell to map environment
-# variables to keys; give overrides as arguments:
-#   docker run rocketns:dev -c /etc/rocketns/namesrv.properties --set logLevel=debug --set listenPort=9876
+# over it), then ROCKETNS_* environment variables (the key in upper snake case: ROCKETNS_LOG_LEVEL=debug,
+# ROCKETNS_TLS_SERVER_MODE=enforcing), then `--set key=value` arguments, each overriding the one before:
+#   docker run -e ROCKETNS_LOG_LEVEL=debug rocketns:dev
+#   docker run rocketns:dev -c /etc/rocketns/namesrv.properties --set listenPort=9876
 # (arguments replace CMD, so repeat -c). See README "Running in production".
 
 ARG GO_VERSION=1.26

@@ -54,7 +54,7 @@ func TestPprofMovesOntoTheAdminListener(t *testing.T) {
 	done := make(chan int, 1)
 	go func() {
 		done <- runWith([]string{"--listenPort", "0", "--bindAddress", "127.0.0.1", "--kvConfigPath", filepath.Join(t.TempDir(), "kv.json"),
-			"--adminListen", "127.0.0.1:0", "--pprof-addr", "127.0.0.1:1"}, &stdout, &stderr, sigs, factory)
+			"--adminListen", "127.0.0.1:0", "--pprof-addr", "127.0.0.1:1"}, nil, &stdout, &stderr, sigs, factory)
 	}()
 	var srv *startedServer
 	select {
@@ -111,7 +111,7 @@ func TestPprofWithoutAdminListenKeepsItsListener(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		sigs := make(chan os.Signal, 1)
 		sigs <- syscall.SIGTERM
-		code := runWith(args, &stdout, &stderr, sigs, func(cfg *config.Config, _ *slog.Logger) (nameServer, error) {
+		code := runWith(args, nil, &stdout, &stderr, sigs, func(cfg *config.Config, _ *slog.Logger) (nameServer, error) {
 			fake.cfg = cfg
 			return fake, nil
 		})

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -89,6 +90,9 @@ func startChild(t *testing.T, bin, logPath string, args ...string) *child {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, args...)
+	// The child is configured by its arguments alone: a ROCKETNS_ variable
+	// of the test's environment (ROCKETNS_SOAK, say) would stop its start.
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, config.EnvPrefix) })
 	cmd.Stderr = logFile
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

@@ -51,10 +51,10 @@ func main() {
 // run is the whole command; it returns the exit code: 0 after a clean
 // shutdown or -p/-h, 2 for a bad command line, 1 for anything else.
 func run(args []string, stdout, stderr io.Writer, signals <-chan os.Signal) int {
-	return runWith(args, stdout, stderr, signals, newServer)
+	return runWith(args, os.Environ(), stdout, stderr, signals, newServer)
 }
 
-func runWith(args []string, stdout, stderr io.Writer, signals <-chan os.Signal, newSrv serverFactory) int {
+func runWith(args, environ []string, stdout, stderr io.Writer, signals <-chan os.Signal, newSrv serverFactory) int {
 	opts, code := parseFlags(args, stdout, stderr)
 	if opts == nil {
 		return code
@@ -72,6 +72,17 @@ func runWith(args []string, stdout, stderr io.Writer, signals <-chan os.Signal, 
 		// Java makes the -c file the place UPDATE_NAMESRV_CONFIG persists to.
 		cfg.ConfigStorePath = opts.configFile
 		fmt.Fprintf(stdout, "load config properties file OK, %s\n", opts.configFile)
+	}
+	// The environment sits between the file and the command line: an image's
+	// or unit's ROCKETNS_ variables override its properties file, and a flag
+	// typed by hand overrides both.
+	envProps, err := config.FromEnv(environ)
+	if err == nil {
+		_, err = cfg.Apply(envProps)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "namesrv: %v\n", err)
+		return 1
 	}
 	w, err := cfg.Apply(opts.overrides)
 	if err != nil {

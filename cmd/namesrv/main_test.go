@@ -43,6 +43,12 @@ type result struct {
 // signal already queued so the command stops right after starting.
 func runFake(t *testing.T, fake *fakeServer, signal bool, args ...string) result {
 	t.Helper()
+	return runFakeEnv(t, fake, signal, nil, args...)
+}
+
+// runFakeEnv is runFake with environ as the process environment.
+func runFakeEnv(t *testing.T, fake *fakeServer, signal bool, environ []string, args ...string) result {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
 	sigs := make(chan os.Signal, 1)
 	if signal {
@@ -55,7 +61,7 @@ func runFake(t *testing.T, fake *fakeServer, signal bool, args ...string) result
 		fake.cfg = cfg
 		return fake, nil
 	}
-	code := runWith(args, &stdout, &stderr, sigs, factory)
+	code := runWith(args, environ, &stdout, &stderr, sigs, factory)
 	return result{code, stdout.String(), stderr.String()}
 }
 
@@ -113,6 +119,57 @@ func TestConfigFileAndOverrides(t *testing.T) {
 	if strings.HasPrefix(r.stdout, "load config") == false {
 		t.Errorf("the load message must come first:\n%s", r.stdout)
 	}
+}
+
+// ROCKETNS_ variables override the file and flags override them; other
+// variables are none of the server's business.
+func TestEnvironment(t *testing.T) {
+	withHome(t)
+	path := writeConfig(t, "listenPort=1111\nlogLevel=debug\nkvConfigPath=/file/kv.json\n")
+	env := []string{"PATH=/usr/bin", "ROCKETNS_LISTEN_PORT=2222", "ROCKETNS_KV_CONFIG_PATH=/env/kv.json",
+		"ROCKETNS_ORDER_MESSAGE_ENABLE=true", "ROCKETNS_TLS_SERVER_MODE=disabled", "ROCKETNSX=1"}
+	r := runFakeEnv(t, nil, false, env, "-c", path, "-p")
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr %s", r.code, r.stderr)
+	}
+	for _, line := range []string{"\nlistenPort=2222\n", "\nkvConfigPath=/env/kv.json\n", "\nlogLevel=debug\n",
+		"\norderMessageEnable=true\n", "\ntls.server.mode=disabled\n"} {
+		if !strings.Contains(r.stdout, line) {
+			t.Errorf("stdout lacks %q:\n%s", line, r.stdout)
+		}
+	}
+
+	fake := &fakeServer{}
+	r = runFakeEnv(t, fake, true, env, "-c", path, "--listenPort", "0")
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr %s", r.code, r.stderr)
+	}
+	if fake.cfg.ListenPort != 0 || fake.cfg.KVConfigPath != "/env/kv.json" || !fake.cfg.OrderMessageEnable {
+		t.Fatalf("server got listenPort=%d kvConfigPath=%s orderMessageEnable=%v, want the flag's port and the environment's path",
+			fake.cfg.ListenPort, fake.cfg.KVConfigPath, fake.cfg.OrderMessageEnable)
+	}
+}
+
+// A ROCKETNS_ variable that names no setting, or holds a bad value, stops
+// start-up naming the variable; nothing is served.
+func TestEnvironmentErrors(t *testing.T) {
+	withHome(t)
+	f := func(env []string, want ...string) {
+		t.Helper()
+		r := runFakeEnv(t, nil, false, env)
+		if r.code != 1 {
+			t.Fatalf("%v: exit %d, want 1; stderr %s", env, r.code, r.stderr)
+		}
+		for _, w := range want {
+			if !strings.Contains(r.stderr, w) {
+				t.Errorf("%v: stderr lacks %q: %s", env, w, r.stderr)
+			}
+		}
+	}
+	f([]string{"ROCKETNS_LISTEN_PROT=1", "ROCKETNS_LOGLEVEL=debug"}, "ROCKETNS_LISTEN_PROT, ROCKETNS_LOGLEVEL: no such setting", "ROCKETNS_LISTEN_PORT")
+	f([]string{"ROCKETNS_LISTEN_PORT=nine"}, "listenPort", "environment ROCKETNS_LISTEN_PORT")
+	f([]string{"ROCKETNS_ORDER_MESSAGE_ENABLE=yes"}, "environment ROCKETNS_ORDER_MESSAGE_ENABLE")
+	f([]string{"ROCKETNS_LISTEN_PORT=70000"}, "listenPort=70000")
 }
 
 func TestLongFlagNames(t *testing.T) {
@@ -237,7 +294,7 @@ func TestNewFailure(t *testing.T) {
 	factory := func(*config.Config, *slog.Logger) (nameServer, error) {
 		return nil, errors.New("load kv config: kv: parse /x/kvConfig.json: bad")
 	}
-	code := runWith(nil, &stdout, &stderr, make(chan os.Signal), factory)
+	code := runWith(nil, nil, &stdout, &stderr, make(chan os.Signal), factory)
 	if code != 1 || !strings.Contains(stderr.String(), "kvConfig.json") {
 		t.Fatalf("exit %d stderr %s", code, stderr.String())
 	}

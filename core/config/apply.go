@@ -14,11 +14,15 @@ import (
 type ValueError struct {
 	Key    string
 	Value  string
-	Line   int // 0 when the value did not come from a file
+	Line   int    // 0 when the value did not come from a file
+	Env    string // the environment variable, when it came from one
 	Reason string
 }
 
 func (e *ValueError) Error() string {
+	if e.Env != "" {
+		return fmt.Sprintf("config: %s=%q (environment %s): %s", e.Key, e.Value, e.Env, e.Reason)
+	}
 	if e.Line > 0 {
 		return fmt.Sprintf("config: %s=%q (line %d): %s", e.Key, e.Value, e.Line, e.Reason)
 	}
@@ -92,7 +96,7 @@ func (c *Config) Set(key, value string) error {
 func parseValue(k Key, p Property) (any, error) {
 	v := strings.TrimSpace(p.Value)
 	bad := func(reason string) error {
-		return &ValueError{Key: p.Key, Value: p.Value, Line: p.Line, Reason: reason}
+		return &ValueError{Key: p.Key, Value: p.Value, Line: p.Line, Env: p.Env, Reason: reason}
 	}
 	switch k.Type {
 	case TypeString:

@@ -16,7 +16,8 @@ import (
 type Property struct {
 	Key   string
 	Value string
-	Line  int
+	Line  int    // in its file; 0 when it came from elsewhere
+	Env   string // the environment variable it came from, if it did
 }
 
 // ParseProperties reads r the way Java's Properties.load does: '#' and '!'

@@ -1,0 +1,86 @@
+// Configuration from the environment, for containers and unit files:
+// ROCKETNS_ followed by the key in upper snake case.
+package config
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// EnvPrefix starts every environment variable that sets a key.
+const EnvPrefix = "ROCKETNS_"
+
+// EnvName is the variable that sets key: listenPort is ROCKETNS_LISTEN_PORT,
+// tls.server.mode is ROCKETNS_TLS_SERVER_MODE. Upper snake case because
+// shells and Kubernetes accept nothing else in a variable name (no '.'), and
+// case-folding the camelCase key would make it unreadable.
+func EnvName(key string) string {
+	b := make([]byte, 0, len(EnvPrefix)+len(key)+8)
+	b = append(b, EnvPrefix...)
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		switch {
+		case c == '.':
+			c = '_'
+		case 'A' <= c && c <= 'Z':
+			if i > 0 && isLowerOrDigit(key[i-1]) {
+				b = append(b, '_')
+			}
+		case 'a' <= c && c <= 'z':
+			c -= 'a' - 'A'
+		}
+		b = append(b, c)
+	}
+	return string(b)
+}
+
+func isLowerOrDigit(c byte) bool { return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' }
+
+// envKeys maps every known key's variable to the key.
+var envKeys = func() map[string]string {
+	m := make(map[string]string, len(knownKeys))
+	for _, k := range knownKeys {
+		m[EnvName(k.Name)] = k.Name
+	}
+	return m
+}()
+
+// EnvError reports ROCKETNS_ variables that name no key. Start-up stops on
+// them rather than ignore them: a misspelt ROCKETNS_LISTEN_PROT that was
+// skipped would leave a NameServer running on the default with nothing said.
+type EnvError struct{ Names []string }
+
+func (e *EnvError) Error() string {
+	return fmt.Sprintf("environment: %s: no such setting (variables starting with %s set config keys, e.g. %s for listenPort)",
+		strings.Join(e.Names, ", "), EnvPrefix, EnvName("listenPort"))
+}
+
+// FromEnv returns the properties the ROCKETNS_ variables of environ (in
+// os.Environ's KEY=value form) set, in variable name order so that the
+// result does not depend on the environment's order. Other variables are
+// ignored. An empty value is a value (it clears a string key); unset the
+// variable to keep the file's or the default's.
+func FromEnv(environ []string) ([]Property, error) {
+	var props []Property
+	var unknown []string
+	for _, kv := range environ {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || !strings.HasPrefix(name, EnvPrefix) {
+			continue
+		}
+		key, ok := envKeys[name]
+		if !ok {
+			unknown = append(unknown, name)
+			continue
+		}
+		props = append(props, Property{Key: key, Value: value, Env: name})
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return nil, &EnvError{Names: unknown}
+	}
+	// Stable: should a name appear twice, the later one is applied last and wins.
+	slices.SortStableFunc(props, func(a, b Property) int { return strings.Compare(a.Env, b.Env) })
+	return props, nil
+}
