@@ -10,6 +10,7 @@ require (
 	github.com/cloudwego/netpoll v0.7.2
 	github.com/valyala/bytebufferpool v1.0.0
 	go.uber.org/goleak v1.3.0
+	go.yaml.in/yaml/v3 v3.0.6
 )
 
 require (
