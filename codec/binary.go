@@ -85,24 +85,16 @@ func decodeBinaryHeader(h []byte, c *Command) error {
 			continue // a null key: no header field can read it
 		}
 		if vl == 0 {
-			c.deleteExt(bytesString(key))
+			c.extDelete(bytesString(key))
 			continue
 		}
-		c.putExt(bytesString(key), bytesString(val))
-	}
-	return nil
-}
-
-// putExt is SetExt without touching HasExt: a repeated key replaces the
-// earlier value, as Java's HashMap.put does.
-func (c *Command) putExt(key, value string) {
-	for i := range c.Ext {
-		if c.Ext[i].Key == key {
-			c.Ext[i].Value = value
-			return
+		if k := bytesString(key); c.extPlain(k) {
+			c.extPutPlain(k, bytesString(val))
+		} else {
+			c.extPutIndexed(k, bytesString(val))
 		}
 	}
-	c.Ext = append(c.Ext, Field{Key: key, Value: value})
+	return nil
 }
 
 // appendBinaryHeader writes c as a ROCKETMQ header. Code and version are

@@ -2,6 +2,7 @@
 package codec
 
 import (
+	"fmt"
 	"testing"
 )
 
@@ -66,5 +67,24 @@ func BenchmarkResponse(b *testing.B) {
 		resp.Opaque = req.Opaque
 		resp.SerializeType = req.SerializeType
 		buf = AppendFramePrefix(buf[:0], &resp, 431)
+	}
+}
+
+// BenchmarkLongKeyHeader is the largest frame split into MaxExtEntries
+// distinct keys that differ only at their ends: the repeated-key check must
+// not compare them pairwise.
+func BenchmarkLongKeyHeader(b *testing.B) {
+	for _, typ := range []byte{SerializeRocketMQ, SerializeJSON} {
+		b.Run(fmt.Sprint("type-", typ), func(b *testing.B) {
+			frame, _ := longKeyHeader(typ, MaxExtEntries, (DefaultMaxFrame-4096)/MaxExtEntries-8)
+			var c Command
+			b.SetBytes(int64(len(frame)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := Decode(frame, &c); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -53,5 +53,10 @@ type Command struct {
 	// encoded with the request's.
 	SerializeType byte
 
-	scratch []byte // backing store for unescaped JSON strings
+	scratch []byte    // backing store for unescaped JSON strings
+	idx     *extIndex // finds repeated keys in a long header; nil until one does
+	indexed bool      // the header being decoded uses idx
+	// compared counts the key bytes the last decode compared in full, at
+	// most, so tests can count that work rather than time it.
+	compared int
 }

@@ -1,12 +1,32 @@
 // Command accessors: reset for reuse, extFields lookup and update, flag tests.
 package codec
 
-// Reset clears c for the next frame. Slices keep their capacity so a
-// Command reused per connection stops allocating once warm; the old ext
-// strings are cleared so they do not pin a released frame buffer.
+// Buffers a Command keeps across Reset, at most: far more than any header
+// Java sends needs, so normal traffic reuses them and never allocates, while
+// one unusually large header does not leave a connection holding megabytes
+// for as long as it stays open.
+const (
+	keptScratch    = 64 << 10
+	keptExtEntries = 128
+)
+
+// Reset clears c for the next frame. Slices keep their capacity, up to the
+// bounds above, so a Command reused per connection stops allocating once
+// warm; the old ext strings are cleared so they do not pin a released frame
+// buffer.
 func (c *Command) Reset() {
 	clear(c.Ext)
-	*c = Command{Ext: c.Ext[:0], scratch: c.scratch[:0]}
+	ext, scratch, idx := c.Ext[:0], c.scratch[:0], c.idx
+	if cap(ext) > keptExtEntries {
+		ext = nil
+	}
+	if cap(scratch) > keptScratch {
+		scratch = nil
+	}
+	if idx != nil && cap(idx.meta) > keptExtEntries {
+		idx = nil // its slots grow with meta
+	}
+	*c = Command{Ext: ext, scratch: scratch, idx: idx}
 }
 
 // ExtValue returns the extFields value stored under key. A linear scan beats
@@ -32,20 +52,6 @@ func (c *Command) SetExt(key, value string) {
 		}
 	}
 	c.Ext = append(c.Ext, Field{Key: key, Value: value})
-}
-
-// deleteExt drops key, keeping the order of the rest; a JSON null or a
-// binary zero-length value means Java's map holds null there, which every
-// header class reads as absent.
-func (c *Command) deleteExt(key string) {
-	for i := range c.Ext {
-		if c.Ext[i].Key == key {
-			copy(c.Ext[i:], c.Ext[i+1:])
-			c.Ext[len(c.Ext)-1] = Field{}
-			c.Ext = c.Ext[:len(c.Ext)-1]
-			return
-		}
-	}
 }
 
 // IsResponse reports flag bit 0: the frame answers an earlier request.

@@ -20,10 +20,9 @@ const maxHeaderLen = 1<<24 - 1
 
 // MaxExtEntries bounds the extFields entries one header may hold, counting
 // every entry read (repeats and nulls included, over all extFields objects
-// of a JSON header). Each entry is matched against the earlier ones by a
-// linear scan, which keeps the common header allocation-free but makes a
-// header of a million tiny entries cost about 10^12 comparisons. Java has
-// no bound; its largest header class has fewer than 40 fields.
+// of a JSON header), so the per-connection state a header builds stays
+// small (see extIndex). Java has no bound; its largest header class has
+// fewer than 40 fields.
 const MaxExtEntries = 1024
 
 // FrameLength validates the 4-byte big-endian length prefix and returns L,
@@ -67,17 +66,18 @@ func Decode(frame []byte, c *Command) error {
 		return &DecodeError{Reason: ReasonBadHeaderLength, Err: fmt.Errorf("header length %d exceeds the %d bytes after the header-length word", h, len(frame)-4)}
 	}
 	header := frame[4 : 4+h]
+	var err error
 	switch typ {
 	case SerializeJSON:
-		if err := decodeJSONHeader(header, c); err != nil {
-			return err
-		}
+		err = decodeJSONHeader(header, c)
 	case SerializeRocketMQ:
-		if err := decodeBinaryHeader(header, c); err != nil {
-			return err
-		}
+		err = decodeBinaryHeader(header, c)
 	default:
 		return &DecodeError{Reason: ReasonUnknownSerializeType, Err: fmt.Errorf("serialize type %d", typ)}
+	}
+	c.extDone()
+	if err != nil {
+		return err
 	}
 	c.SerializeType = typ
 	if body := frame[4+h:]; len(body) > 0 {

@@ -3,6 +3,7 @@ package codec
 
 import (
 	"encoding/binary"
+	"math"
 	"strconv"
 )
 
@@ -26,27 +27,141 @@ func AppendHeader(dst []byte, c *Command) []byte {
 // AppendFramePrefix appends everything of c's frame but the body: the length
 // prefix (counting a body of bodyLen bytes), the header-length word and the
 // header. A cached or separately built body can then be written right after
-// it without being copied into the same buffer. A header longer than the
-// 24-bit field is the caller's bug; headers built from decoded requests are
-// far below it.
+// it without being copied into the same buffer.
+//
+// It cannot report a command that does not fit a frame (see
+// EncodeFramePrefix); such a frame is written with its lengths truncated,
+// which the peer cannot parse. Use it only for commands built from bounded
+// fields, and EncodeFramePrefix wherever a header carries text a peer sent.
 func AppendFramePrefix(dst []byte, c *Command, bodyLen int) []byte {
 	start := len(dst)
 	dst = append(dst, 0, 0, 0, 0, 0, 0, 0, 0)
 	dst = AppendHeader(dst, c)
+	putFrameWords(dst[start:], c, len(dst)-start-8, bodyLen)
+	return dst
+}
+
+// EncodeFramePrefix is AppendFramePrefix that refuses, with an
+// *EncodeError and dst unchanged, a command whose header does not fit the
+// 24-bit header-length field (the high byte of that word is the serialize
+// type) or whose frame does not fit the 32-bit length prefix. Java masks
+// such a length and sends a corrupt frame. A header too long to fit is
+// measured before anything is written, so refusing it costs no buffer.
+func EncodeFramePrefix(dst []byte, c *Command, bodyLen int) ([]byte, error) {
+	if headerBound(c) > maxHeaderLen {
+		if n := headerLen(c); n > maxHeaderLen {
+			return dst, &EncodeError{HeaderLen: n, BodyLen: bodyLen}
+		}
+	}
+	orig := dst
+	start := len(dst)
+	dst = append(dst, 0, 0, 0, 0, 0, 0, 0, 0)
+	dst = AppendHeader(dst, c)
 	h := len(dst) - start - 8
+	if bodyLen < 0 || uint64(4+h)+uint64(bodyLen) > math.MaxUint32 {
+		return orig, &EncodeError{HeaderLen: h, BodyLen: bodyLen}
+	}
+	putFrameWords(dst[start:], c, h, bodyLen)
+	return dst, nil
+}
+
+// EncodeFrame is AppendFrame that refuses what EncodeFramePrefix refuses.
+func EncodeFrame(dst []byte, c *Command) ([]byte, error) {
+	dst, err := EncodeFramePrefix(dst, c, len(c.Body))
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, c.Body...), nil
+}
+
+// AppendFrame appends c's whole frame, body included. Like
+// AppendFramePrefix it cannot refuse a command too large to frame; see
+// EncodeFrame.
+func AppendFrame(dst []byte, c *Command) []byte {
+	dst = AppendFramePrefix(dst, c, len(c.Body))
+	return append(dst, c.Body...)
+}
+
+// putFrameWords fills the length prefix and the header-length word at the
+// start of frame, for a header of h bytes.
+func putFrameWords(frame []byte, c *Command, h, bodyLen int) {
 	typ := SerializeJSON
 	if c.SerializeType == SerializeRocketMQ {
 		typ = SerializeRocketMQ
 	}
-	binary.BigEndian.PutUint32(dst[start:], uint32(4+h+bodyLen))
-	binary.BigEndian.PutUint32(dst[start+4:], uint32(typ)<<24|uint32(h)&maxHeaderLen)
-	return dst
+	binary.BigEndian.PutUint32(frame, uint32(4+h+bodyLen))
+	binary.BigEndian.PutUint32(frame[4:], uint32(typ)<<24|uint32(h)&maxHeaderLen)
 }
 
-// AppendFrame appends c's whole frame, body included.
-func AppendFrame(dst []byte, c *Command) []byte {
-	dst = AppendFramePrefix(dst, c, len(c.Body))
-	return append(dst, c.Body...)
+// headerBound is at least the length AppendHeader writes for c, in time
+// proportional to the number of fields: each string byte is counted as the
+// longest escape it can become.
+func headerBound(c *Command) int {
+	const fixed = 256 // every number, name and punctuation of either form
+	n := fixed + len(c.Remark)
+	for i := range c.Ext {
+		n += 8 + len(c.Ext[i].Key) + len(c.Ext[i].Value)
+	}
+	if c.SerializeType == SerializeRocketMQ {
+		return n
+	}
+	return fixed + 6*(n-fixed)
+}
+
+// headerLen is exactly the length AppendHeader writes for c.
+func headerLen(c *Command) int {
+	if c.SerializeType == SerializeRocketMQ {
+		n := binaryFixedLen + len(c.Remark)
+		for i := range c.Ext {
+			if len(c.Ext[i].Key) <= math.MaxInt16 {
+				n += 6 + len(c.Ext[i].Key) + len(c.Ext[i].Value)
+			}
+		}
+		return n
+	}
+	n := len(`{"code":`) + intLen(c.Code)
+	if c.HasExt {
+		n += len(`,"extFields":{`) + len(`}`)
+		for i := range c.Ext {
+			if i > 0 {
+				n++
+			}
+			n += jsonStringLen(c.Ext[i].Key) + len(`:`) + jsonStringLen(c.Ext[i].Value)
+		}
+	}
+	n += len(`,"flag":`) + intLen(c.Flag)
+	if name, ok := LanguageName(c.Language); ok {
+		n += len(`,"language":"`) + len(name) + len(`"`)
+	}
+	n += len(`,"opaque":`) + intLen(c.Opaque)
+	if c.Remark != "" {
+		n += len(`,"remark":`) + jsonStringLen(c.Remark)
+	}
+	return n + len(`,"serializeTypeCurrentRPC":"JSON","version":`) + intLen(c.Version) + len(`}`)
+}
+
+func intLen(v int32) int {
+	var b [16]byte
+	return len(strconv.AppendInt(b[:0], int64(v), 10))
+}
+
+// jsonStringLen is the length appendJSONString writes for s.
+func jsonStringLen(s string) int {
+	n := len(`""`)
+	for i := 0; i < len(s); i++ {
+		switch b := s[i]; {
+		case b == '"' || b == '\\' || b == '\b' || b == '\t' || b == '\n' || b == '\f' || b == '\r':
+			n += 2
+		case b < 0x20 || b == 0x7F:
+			n += 6
+		case b == 0xE2 && i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xA8 || s[i+2] == 0xA9):
+			n += 6
+			i += 2
+		default:
+			n++
+		}
+	}
+	return n
 }
 
 func appendJSONHeader(dst []byte, c *Command) []byte {

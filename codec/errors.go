@@ -1,5 +1,7 @@
-// DecodeError: the one error type every framing and header failure returns.
+// DecodeError and EncodeError: what framing and header failures return.
 package codec
+
+import "fmt"
 
 // Reasons a frame is rejected. They are fixed, short and few, so they can be
 // used as metric labels. Java closes the connection on every one of them.
@@ -27,3 +29,18 @@ func (e *DecodeError) Error() string {
 }
 
 func (e *DecodeError) Unwrap() error { return e.Err }
+
+// EncodeError is a command that cannot be framed: its header does not fit
+// the 24-bit header-length field, or header and body together do not fit
+// the 32-bit length prefix.
+type EncodeError struct {
+	HeaderLen int // bytes the header would take
+	BodyLen   int
+}
+
+func (e *EncodeError) Error() string {
+	if e.HeaderLen > maxHeaderLen {
+		return fmt.Sprintf("encode frame: header of %d bytes exceeds the %d-byte header-length field", e.HeaderLen, maxHeaderLen)
+	}
+	return fmt.Sprintf("encode frame: header of %d bytes and body of %d bytes exceed the 32-bit frame length", e.HeaderLen, e.BodyLen)
+}

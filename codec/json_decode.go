@@ -14,9 +14,10 @@ import (
 const maxSkipDepth = 64
 
 // jsonScanner walks one header. Unescaped strings are appended to c.scratch,
-// which Decode sizes to the header length up front: an unescaped string is
-// never longer than its escaped form, so scratch never reallocates while
-// earlier strings still point into it.
+// which the first escaped string sizes to the rest of the header: an
+// unescaped string is never longer than its escaped form, so scratch never
+// reallocates while earlier strings still point into it, and a header
+// without escapes (almost every one) needs none.
 type jsonScanner struct {
 	buf     []byte
 	pos     int
@@ -29,9 +30,6 @@ func (s *jsonScanner) fail(format string, args ...any) error {
 }
 
 func decodeJSONHeader(h []byte, c *Command) error {
-	if cap(c.scratch) < len(h) {
-		c.scratch = make([]byte, 0, len(h))
-	}
 	s := jsonScanner{buf: h, c: c}
 	return s.header()
 }
@@ -92,7 +90,7 @@ func (s *jsonScanner) header() error {
 				return err
 			}
 			if key == "extFields" {
-				c.Ext = c.Ext[:0]
+				c.extClear()
 				c.HasExt = false
 			}
 		} else {
@@ -175,7 +173,7 @@ func (s *jsonScanner) ext() error {
 		return err
 	}
 	// A repeated extFields key replaces the whole map, as the Java setter does.
-	c.Ext = c.Ext[:0]
+	c.extClear()
 	c.HasExt = true
 	if s.peek() == '}' {
 		s.pos++
@@ -195,26 +193,34 @@ func (s *jsonScanner) ext() error {
 		if err := s.expect(':'); err != nil {
 			return err
 		}
+		var v string
+		null := false
 		switch b := s.peek(); {
 		case b == '"':
-			v, err := s.str()
-			if err != nil {
+			if v, err = s.str(); err != nil {
 				return err
 			}
-			c.putExt(key, v)
 		case b == 'n':
 			if err := s.literal("null"); err != nil {
 				return err
 			}
-			c.deleteExt(key)
+			null = true
 		case b == 't' || b == 'f' || b == '-' || (b >= '0' && b <= '9'):
 			start := s.pos
 			if err := s.skip(0); err != nil {
 				return err
 			}
-			c.putExt(key, bytesString(s.buf[start:s.pos]))
+			v = bytesString(s.buf[start:s.pos])
 		default:
 			return s.fail("extFields value for %q is not a string, number or boolean", key)
+		}
+		switch {
+		case null:
+			c.extDelete(key)
+		case c.extPlain(key):
+			c.extPutPlain(key, v)
+		default:
+			c.extPutIndexed(key, v)
 		}
 		switch s.peek() {
 		case ',':
@@ -420,6 +426,9 @@ func (s *jsonScanner) str() (string, error) {
 		return bytesString(raw), nil
 	}
 	c := s.c
+	if len(c.scratch) == 0 && cap(c.scratch) < len(s.buf)-start {
+		c.scratch = make([]byte, 0, len(s.buf)-start)
+	}
 	from := len(c.scratch)
 	c.scratch = unescape(c.scratch, raw)
 	out := c.scratch[from:]

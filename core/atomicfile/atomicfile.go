@@ -22,7 +22,7 @@ const tempSuffix = ".tmp"
 // non-nil error when only the directory sync failed.
 func Replace(path string, data, prev []byte) (replaced bool, err error) {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := mkdirDurable(dir); err != nil {
 		return false, fmt.Errorf("create directory for %s: %w", path, err)
 	}
 	tmp, err := os.CreateTemp(dir, filepath.Base(path)+tempSuffix+"*")
@@ -54,7 +54,7 @@ func Replace(path string, data, prev []byte) (replaced bool, err error) {
 	if err = os.Rename(tmp.Name(), path); err != nil {
 		return false, fmt.Errorf("replace %s: %w", path, err)
 	}
-	if err = syncDir(dir); err != nil {
+	if err = syncDirHook(dir); err != nil {
 		return true, fmt.Errorf("%s written but not made durable: %w", path, err)
 	}
 	return true, nil
@@ -98,6 +98,43 @@ func RemoveStale(path string) error {
 
 // syncDir makes a rename durable. Some platforms cannot sync a directory;
 // that is not worth failing a write for.
+// mkdirDurable creates dir and its missing parents and fsyncs the parent of
+// each one it created: the file's own directory sync makes the rename
+// durable, but a directory made for the first write is only an entry in its
+// parent, lost on a power cut unless that parent is synced too.
+func mkdirDurable(dir string) error {
+	var created []string
+	for d := dir; ; d = filepath.Dir(d) {
+		_, err := os.Stat(d)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		created = append(created, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if len(created) == 0 {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, d := range created {
+		if err := syncDirHook(filepath.Dir(d)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// syncDirHook is syncDir; tests replace it to see which directories were
+// synced.
+var syncDirHook = syncDir
+
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {

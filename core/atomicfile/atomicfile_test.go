@@ -92,3 +92,31 @@ func TestReplaceFailsCleanlyWhenTheTargetCannotBeReplaced(t *testing.T) {
 		t.Fatalf("temporary file not removed after the failure: %d entries", len(entries))
 	}
 }
+
+// A first write into directories that do not exist yet syncs the parent of
+// every directory it creates, then the file's own directory; a later write
+// syncs only the latter.
+func TestReplaceSyncsTheDirectoriesItCreates(t *testing.T) {
+	var synced []string
+	syncDirHook = func(dir string) error { synced = append(synced, dir); return syncDir(dir) }
+	t.Cleanup(func() { syncDirHook = syncDir })
+	root := t.TempDir()
+	path := filepath.Join(root, "a", "b", "kv.json")
+	if _, err := Replace(path, []byte("1"), nil); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(root, "a"), root, filepath.Join(root, "a", "b")}
+	if strings.Join(synced, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("synced %q, want %q", synced, want)
+	}
+	synced = nil
+	if _, err := Replace(path, []byte("2"), []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	if len(synced) != 1 || synced[0] != filepath.Join(root, "a", "b") {
+		t.Fatalf("second write synced %q", synced)
+	}
+	if got := read(t, path); got != "2" {
+		t.Fatalf("content %q", got)
+	}
+}

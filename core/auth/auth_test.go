@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/rocketns/rocketns/codec"
 )
@@ -409,5 +410,29 @@ func TestCheckOpenCodeDoesNotAllocate(t *testing.T) {
 		}
 	}); n != 0 {
 		t.Fatalf("Check(105) allocates %v times", n)
+	}
+}
+
+// A refusal quotes the AccessKey it was sent, cut short: a peer may send
+// megabytes there, and the remark and log line must stay small.
+func TestDenialQuotesALongAccessKeyShort(t *testing.T) {
+	p, err := New(Options{Signatures: true, Accounts: []Account{{AccessKey: "adminAK1", SecretKey: "adminSK1", Role: RoleAdmin}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &codec.Command{Code: codec.PutKVConfig, HasExt: true}
+	long := strings.Repeat("é", 1<<19) // 1 MiB of two-byte runes
+	req.SetExt(FieldAccessKey, long)
+	req.SetExt("Signature", "x")
+	err = p.Check(req, "10.0.0.1:1")
+	if err == nil {
+		t.Fatal("unknown account accepted")
+	}
+	msg := err.Error()
+	if len(msg) > 512 || !strings.Contains(msg, "...(1048576 bytes)") || !utf8.ValidString(msg) {
+		t.Fatalf("refusal of %d bytes: %.300q", len(msg), msg)
+	}
+	if !strings.Contains(msg, `unknown AccessKey "éé`) {
+		t.Fatalf("refusal does not quote the key's start: %.300q", msg)
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/rocketns/rocketns/codec"
 )
@@ -143,9 +145,25 @@ func (p *Policy) deny(req *codec.Command, r Reason, class Class, peer string) *D
 		Code:      req.Code,
 		Reason:    r,
 		Class:     class,
-		AccessKey: strings.Clone(ak),
+		AccessKey: strings.Clone(shortKey(ak)),
 		Peer:      strings.Clone(peer),
 	}
+}
+
+// maxKeyEcho bounds the AccessKey a refusal quotes: the remark and the log
+// line carry it, and a peer may send megabytes where a key is expected.
+// Configured keys are a few dozen characters.
+const maxKeyEcho = 128
+
+func shortKey(ak string) string {
+	if len(ak) <= maxKeyEcho {
+		return ak
+	}
+	cut := maxKeyEcho
+	for cut > maxKeyEcho-utf8.UTFMax && !utf8.RuneStart(ak[cut]) {
+		cut--
+	}
+	return ak[:cut] + "...(" + strconv.Itoa(len(ak)) + " bytes)"
 }
 
 // Reason is why a request was refused.

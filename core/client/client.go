@@ -154,7 +154,11 @@ func (c *Client) write(ctx context.Context, req *codec.Command) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	c.sign(req)
-	c.wbuf = codec.AppendFrame(c.wbuf[:0], req)
+	buf, err := codec.EncodeFrame(c.wbuf[:0], req)
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.addr, err)
+	}
+	c.wbuf = buf
 	// A deadline from ctx keeps a stuck peer (full socket buffers) from
 	// blocking the caller forever; the zero time clears an earlier one.
 	dl, _ := ctx.Deadline()

@@ -10,6 +10,7 @@ import (
 	"github.com/rocketns/rocketns/core/atomicfile"
 	"io/fs"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -86,6 +87,7 @@ func (s *Store) Path() string { return s.path }
 
 // Get returns the value of key in namespace ns.
 func (s *Store) Get(ns, key string) (string, bool) {
+	ns, key = validUTF8(ns), validUTF8(key)
 	v, ok := (*s.cur.Load())[ns][key]
 	return v, ok
 }
@@ -93,7 +95,7 @@ func (s *Store) Get(ns, key string) (string, bool) {
 // Namespace returns a copy of namespace ns. A namespace whose keys were all
 // deleted still exists (empty), as in Java, which never removes a namespace.
 func (s *Store) Namespace(ns string) (map[string]string, bool) {
-	m, ok := (*s.cur.Load())[ns]
+	m, ok := (*s.cur.Load())[validUTF8(ns)]
 	if !ok {
 		return nil, false
 	}
@@ -119,10 +121,19 @@ func (s *Store) Len() int {
 	return n
 }
 
+// validUTF8 replaces each invalid UTF-8 sequence with U+FFFD. Requests may
+// carry any bytes (binary headers, raw JSON strings), but the file is JSON,
+// which holds only Unicode: storing the bytes as they came would make the
+// value read back after a restart differ from the one acknowledged. Java
+// reaches the same strings by decoding the request bytes as UTF-8 with
+// replacement, so its keys match ours.
+func validUTF8(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
+
 // Put sets key in namespace ns (creating the namespace) and persists the
 // whole store before returning. The strings are retained; callers holding
 // them in reused buffers must clone them first.
 func (s *Store) Put(ns, key, value string) error {
+	ns, key, value = validUTF8(ns), validUTF8(key), validUTF8(value)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := *s.cur.Load()
@@ -142,6 +153,7 @@ func (s *Store) Put(ns, key, value string) error {
 // Delete removes key from namespace ns and persists the store, even when
 // nothing was removed, as Java does.
 func (s *Store) Delete(ns, key string) error {
+	ns, key = validUTF8(ns), validUTF8(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := *s.cur.Load()

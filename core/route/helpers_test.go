@@ -135,3 +135,42 @@ func sorted(s []string) []string {
 	sort.Strings(s)
 	return s
 }
+
+// checkBodies fails unless every cached body of the topics (both dialects,
+// both acting-master slots, and the ordered slot) is what a fresh assembly
+// encodes now. It fills the caches it reads, so a call before a change arms
+// the call after it: a writer that changed a route without dropping its
+// cached bodies is caught.
+func checkBodies(t *testing.T, tb *Table, topics ...string) {
+	t.Helper()
+	defer tb.SetSupportActingMaster(tb.actingMaster.Load())
+	const conf = "a:4"
+	for _, acting := range []bool{false, true} {
+		tb.SetSupportActingMaster(acting)
+		for _, topic := range topics {
+			r, ok := tb.Route(topic)
+			for _, d := range []body.Dialect{body.Standard, body.Legacy} {
+				want, wantOrdered := "none", "none"
+				if ok {
+					want = string(body.AppendTopicRoute(nil, r, d))
+					o := *r
+					o.OrderTopicConf = conf
+					wantOrdered = string(body.AppendTopicRoute(nil, &o, d))
+				}
+				got, gotOrdered := "none", "none"
+				if b, ok := tb.RouteBody(topic, d); ok {
+					got = string(b)
+				}
+				if b, ok := tb.RouteBodyOrdered(topic, d, conf); ok {
+					gotOrdered = string(b)
+				}
+				if got != want {
+					t.Fatalf("%s (acting %v, dialect %d): cached body\n%s\nfresh\n%s", topic, acting, d, got, want)
+				}
+				if gotOrdered != wantOrdered {
+					t.Fatalf("%s (acting %v, dialect %d): cached ordered body\n%s\nfresh\n%s", topic, acting, d, gotOrdered, wantOrdered)
+				}
+			}
+		}
+	}
+}

@@ -5,6 +5,7 @@ package route
 import (
 	"container/heap"
 	"slices"
+	"strings"
 
 	"github.com/rocketns/rocketns/codec/body"
 )
@@ -161,6 +162,10 @@ type unregReq struct {
 	cluster, addr, name string
 	id                  int64
 	li                  *liveInfo // already dropped from the live table, if any
+	// newer, when set, is the live entry of a newer registration of the
+	// address (the generation fence): it, the address's filter servers and
+	// the group entry it owns stay.
+	newer *liveInfo
 }
 
 // Unregister removes a broker address (UNREGISTER_BROKER) synchronously: its
@@ -172,17 +177,32 @@ type unregReq struct {
 // brokerName and brokerId of the registration that created it. A request
 // naming another brokerName or brokerId belongs to an older registration of
 // the address (the broker re-registered as another id, a slave became
-// master, the address moved to another group) and is ignored whole:
-// fenced is true and nothing changes. Java removes by address and would
-// wipe the newer registration. Without a live entry there is nothing newer
-// to protect and the request applies as in Java.
+// master, the address moved to another group); Java removes by address and
+// would wipe the newer registration. Such a request is fenced: the live
+// entry and the filter servers, which belong to the newer registration,
+// stay, and so does the newer registration's own entry in its group. What
+// the older registration left behind still goes, as in Java:
+//
+//   - another brokerName: the address leaves group name whole. The newer
+//     registration lives in another group, and nothing else would ever
+//     remove the address from this one (expiry and connection loss find
+//     the newer group), so the old group would route to it for good.
+//   - the same brokerName, another id: only ids other than the newer one
+//     go. A registration keeps one id per address in its group, so this
+//     normally removes nothing.
+//
+// evs lists what did go (with no connection: the one on record is the newer
+// registration's); fenced reports that the live entry was left alone.
+// Without a live entry there is nothing newer to protect and the request
+// applies as in Java.
 func (t *Table) Unregister(cluster, addr, name string, id int64) (evs []Eviction, fenced bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	r := unregReq{cluster: cluster, addr: addr, name: name, id: id}
 	if li := t.live[addrKey{cluster, addr}]; li != nil && (li.name != name || li.id != id) {
-		return nil, true
+		r.newer = li
 	}
-	return t.unregister([]unregReq{{cluster: cluster, addr: addr, name: name, id: id}}, ReasonUnregistered), false
+	return t.unregister([]unregReq{r}, ReasonUnregistered), r.newer != nil
 }
 
 // ScanExpired evicts every broker whose lastUpdate + timeout < now (strictly
@@ -257,6 +277,10 @@ func (t *Table) unregister(reqs []unregReq, reason string) []Eviction {
 	var evs []Eviction
 	var names []string // groups whose view may change
 	removed := map[string]bool{}
+	// reduced holds the requests' own groups that live on: only they may
+	// lose the write bit (Java's reducedBroker). A group that merely shares
+	// an address whose filter servers went is in names for its view alone.
+	reduced := map[string]bool{}
 	// minGone: groups whose smallest id left, with the eviction to carry the
 	// notification (the last one of the batch for that group, like Java's
 	// map).
@@ -264,22 +288,30 @@ func (t *Table) unregister(reqs []unregReq, reason string) []Eviction {
 	clustersDirty := false
 	for _, r := range reqs {
 		key := addrKey{r.cluster, r.addr}
-		li := t.dropLive(key)
-		if li == nil {
-			li = r.li
-		}
-		if _, ok := t.filters[key]; ok {
-			names = append(names, t.groupsWithAddr(r.cluster, r.addr)...)
-			delete(t.filters, key)
+		var li *liveInfo
+		if r.newer == nil {
+			li = t.dropLive(key)
+			if li == nil {
+				li = r.li
+			}
+			if _, ok := t.filters[key]; ok {
+				names = append(names, t.groupsWithAddr(r.cluster, r.addr)...)
+				delete(t.filters, key)
+			}
 		}
 		touched := false
 		wasMin := false
 		if g := t.groups[r.name]; g != nil {
 			wasMin = len(g.addrs) > 0 && r.id == g.addrs[0].ID
-			touched = g.removeAddr(r.addr)
+			if r.newer != nil && r.newer.name == g.name {
+				touched = g.removeAddrExcept(r.addr, r.newer.id)
+			} else {
+				touched = g.removeAddr(r.addr)
+			}
 			names = append(names, g.name)
 			if len(g.addrs) == 0 {
 				delete(t.groups, g.name)
+				delete(reduced, g.name)
 				removed[g.name] = true
 				if set := t.clusters[r.cluster]; set != nil {
 					delete(set, g.name)
@@ -288,12 +320,20 @@ func (t *Table) unregister(reqs []unregReq, reason string) []Eviction {
 					}
 					clustersDirty = true
 				}
+			} else if r.newer == nil || touched {
+				// A fenced request that removed nothing leaves the group
+				// as the newer registration made it.
+				reduced[g.name] = true
 			}
 		}
 		if li == nil && !touched {
 			continue
 		}
-		ev := Eviction{Cluster: r.cluster, BrokerAddr: r.addr, BrokerName: r.name, BrokerID: r.id, Reason: reason}
+		// An unregistration's strings alias its request frame, which is
+		// released after the reply while an eviction lives on (log lines,
+		// the 905 notifier's goroutine): the eviction owns copies.
+		ev := Eviction{Cluster: strings.Clone(r.cluster), BrokerAddr: strings.Clone(r.addr),
+			BrokerName: strings.Clone(r.name), BrokerID: r.id, Reason: reason}
 		if li != nil {
 			ev.Conn = li.conn
 			if ev.BrokerName == "" {
@@ -336,7 +376,7 @@ func (t *Table) unregister(reqs []unregReq, reason string) []Eviction {
 			continue
 		}
 		g := t.groups[name]
-		clearWrite := g != nil && g.actingMaster && !g.hasMaster()
+		clearWrite := reduced[name] && g != nil && g.actingMaster && !g.hasMaster()
 		if !clearWrite && !isChanged(name) {
 			continue
 		}

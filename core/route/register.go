@@ -16,8 +16,8 @@ import (
 // network buffer: the table clones what it keeps.
 type Registration struct {
 	Cluster, BrokerAddr, BrokerName, HAServerAddr, ZoneName string
-	BrokerID                                                int64
-	HeartbeatTimeoutMillis                                  int64 // 0 = default
+	BrokerID                                                int64 // 0 = master, slaves from 1
+	HeartbeatTimeoutMillis                                  int64 // <= 0 = default (see Register step 11)
 	EnableActingMaster                                      *bool // nil = old (4.x) broker
 	Body                                                    *body.RegisterBroker
 	Conn                                                    ConnID
@@ -38,9 +38,14 @@ type RegisterResult struct {
 }
 
 // Register applies a REGISTER_BROKER. It fails only with ErrFirstSingleTopic
-// (wrapped with the broker's identity).
+// or ErrNegativeBrokerID (wrapped with the broker's identity).
 func (t *Table) Register(r *Registration) (RegisterResult, error) {
 	var res RegisterResult
+	if r.BrokerID < 0 {
+		// Without the broker's strings: the server answers with this
+		// text, and they are only an echo of the request.
+		return res, fmt.Errorf("register with brokerId %d: %w", r.BrokerID, ErrNegativeBrokerID)
+	}
 	rb := r.Body
 	if rb == nil {
 		rb = &body.RegisterBroker{}
@@ -106,8 +111,9 @@ func (t *Table) Register(r *Registration) (RegisterResult, error) {
 		}
 	}
 
-	// 7. The one-topic guard.
-	if _, ok := g.addrOf(r.BrokerID); !ok && len(rb.Topics) == 1 {
+	// 7. The one-topic guard. Java counts its map's keys, so duplicates of
+	// one topic are one topic.
+	if _, ok := g.addrOf(r.BrokerID); !ok && singleTopic(rb.Topics) {
 		t.afterGroupChange(name, clustersDirty, nil)
 		return RegisterResult{}, fmt.Errorf("register %s/%s id %d at %s: %w", cluster, name, r.BrokerID, addr, ErrFirstSingleTopic)
 	}
@@ -149,7 +155,13 @@ func (t *Table) Register(r *Registration) (RegisterResult, error) {
 		t.indexAdd(name, topic)
 	}
 
-	// 11. Liveness, always replaced so the latest connection counts.
+	// 11. Liveness, always replaced so the latest connection counts. Java
+	// stores any heartbeatTimeoutMillis it is sent, so 0 or less expires
+	// the broker at the next scan and its routes flap until its next
+	// registration. A broker sends the field only with a positive
+	// brokerNotActiveTimeoutMillis; anything else is a misconfiguration
+	// (or the field's absence, which the server passes as 0) and gets the
+	// default, as an absent field does in Java.
 	timeout := r.HeartbeatTimeoutMillis
 	if timeout <= 0 {
 		timeout = t.opts.DefaultBrokerTimeout
@@ -207,14 +219,49 @@ func (t *Table) afterGroupChange(name string, clustersDirty bool, extra []string
 	t.applyTopics(ups)
 }
 
+// singleTopic reports whether topics names exactly one topic, however many
+// times.
+func singleTopic(topics []body.TopicConfig) bool {
+	if len(topics) == 0 {
+		return false
+	}
+	for i := 1; i < len(topics); i++ {
+		if topics[i].TopicName != topics[0].TopicName {
+			return false
+		}
+	}
+	return true
+}
+
+// lastWins drops every TopicConfig a later one of the same name overrides:
+// the body decoder keeps duplicate keys in order and Java, reading them
+// into a map, keeps the last. topics itself is returned when it has no
+// duplicates.
+func lastWins(topics []body.TopicConfig) []body.TopicConfig {
+	if len(topics) < 2 {
+		return topics
+	}
+	last := make(map[string]int, len(topics))
+	for i := range topics {
+		last[topics[i].TopicName] = i
+	}
+	if len(last) == len(topics) {
+		return topics
+	}
+	out := make([]body.TopicConfig, 0, len(last))
+	for i := range topics {
+		if last[topics[i].TopicName] == i {
+			out = append(out, topics[i])
+		}
+	}
+	return out
+}
+
 // registerTopics is step 10: it computes the topic updates of a master or
 // prime-slave registration and the topics that gain a queue of g (to add to
 // the index once applied). Called under mu.
 func (t *Table) registerTopics(g *brokerGroup, rb *body.RegisterBroker, registerFirst, dvChanged, clearWrite bool) (ups []topicUpdate, added []string) {
 	known := t.brokerTopics[g.name]
-	// pos maps a topic to its index in ups when a topic occurs twice (a
-	// mapping after its queue); allocated only when needed.
-	var pos map[string]int
 
 	// 10b. Drop this broker's queues of topics it no longer has; a static
 	// topic mapping means the table is not the broker's whole truth.
@@ -240,21 +287,32 @@ func (t *Table) registerTopics(g *brokerGroup, rb *body.RegisterBroker, register
 	}
 
 	// 10c. Queue data: all topics on a new DataVersion or first
-	// registration, otherwise only topics missing this broker.
+	// registration, otherwise only topics missing this broker. Each topic
+	// is processed once, with its last value: an earlier duplicate would
+	// otherwise be compared with the stored queue, not with the later one.
+	topics := rb.Topics
 	if registerFirst || dvChanged {
+		topics = lastWins(topics)
 		// Every topic may change: size the slices once instead of
 		// growing them through 100k appends.
-		ups = slices.Grow(ups, len(rb.Topics))
-		if len(known) < len(rb.Topics) {
-			added = make([]string, 0, len(rb.Topics)-len(known))
+		ups = slices.Grow(ups, len(topics))
+		if len(known) < len(topics) {
+			added = make([]string, 0, len(topics)-len(known))
 		}
+	} else {
+		// Steady state: usually no topic is missing and this allocates
+		// nothing.
+		var missing []body.TopicConfig
+		for i := range topics {
+			if _, has := known[topics[i].TopicName]; !has {
+				missing = append(missing, topics[i])
+			}
+		}
+		topics = lastWins(missing)
 	}
-	for i := range rb.Topics {
-		tc := &rb.Topics[i]
+	for i := range topics {
+		tc := &topics[i]
 		_, has := known[tc.TopicName]
-		if !registerFirst && !dvChanged && has {
-			continue
-		}
 		perm := tc.Perm
 		if clearWrite {
 			perm &^= PermWrite
@@ -273,56 +331,50 @@ func (t *Table) registerTopics(g *brokerGroup, rb *body.RegisterBroker, register
 			}
 			ne = e.withQueue(q)
 		} else {
-			ne = &topicEntry{topic: strings.Clone(tc.TopicName), queues: []body.QueueData{q}}
+			// A topic deleted by DELETE_TOPIC_IN_NAMESRV and re-created here
+			// gets back the mappings Java never deleted.
+			ne = &topicEntry{topic: strings.Clone(tc.TopicName), queues: []body.QueueData{q}, mapping: t.mappings[tc.TopicName]}
 		}
 		if !has {
 			added = append(added, ne.topic)
 		}
-		if pos != nil {
-			if j, ok := pos[ne.topic]; ok {
-				ups[j].nv = ne
-				continue
-			}
-		}
 		ups = append(ups, topicUpdate{ne.topic, ne})
 	}
 
-	// 10d. Static topic mappings, on a new DataVersion or first registration.
+	// 10d. Static topic mappings, on a new DataVersion or first
+	// registration, into t.mappings whether or not the topic has queue
+	// data (Java's topicQueueMappingInfoTable), and into the topic's entry.
 	if (registerFirst || dvChanged) && len(rb.MappingInfo) > 0 {
-		pos = make(map[string]int, len(ups))
+		pos := make(map[string]int, len(ups)) // topic -> its update in ups
 		for j, u := range ups {
 			pos[u.key] = j
 		}
 		for _, topic := range slices.Sorted(maps.Keys(rb.MappingInfo)) {
 			info := rb.MappingInfo[topic]
 			bname := mappingBrokerName(info, g.name)
-			var e *topicEntry
-			j, pending := pos[topic]
-			if pending {
-				e = ups[j].nv
-			} else if cur, ok := t.topics.Load(topic); ok {
-				e = cur
-			}
-			if e == nil {
-				// Java keeps mappings in a table of their own; here they
-				// live with the topic's queues, so a mapping for a topic
-				// without queue data is not kept.
+			cur := t.mappings[topic]
+			if old, ok := cur[bname]; ok && bytes.Equal(old, info) {
 				continue
 			}
-			if old, ok := e.mapping[bname]; ok && bytes.Equal(old, info) {
-				continue
-			}
-			m := make(map[string][]byte, len(e.mapping)+1)
-			maps.Copy(m, e.mapping)
+			// Copied, not updated: entries share the map with readers.
+			m := make(map[string][]byte, len(cur)+1)
+			maps.Copy(m, cur)
 			m[strings.Clone(bname)] = bytes.Clone(info)
-			if pending {
-				e.mapping = m // e is still private to this call
-			} else {
+			// The map keeps the key of every assignment: it must be owned.
+			key := ""
+			if j, pending := pos[topic]; pending {
+				key = ups[j].key
+				ups[j].nv.mapping = m // still private to this call
+			} else if e, ok := t.topics.Load(topic); ok {
+				key = e.topic
 				ne := e.refreshed()
 				ne.mapping = m
-				pos[e.topic] = len(ups)
-				ups = append(ups, topicUpdate{e.topic, ne})
+				pos[key] = len(ups)
+				ups = append(ups, topicUpdate{key, ne})
+			} else {
+				key = strings.Clone(topic)
 			}
+			t.mappings[key] = m
 		}
 	}
 	return ups, added

@@ -301,6 +301,68 @@ func TestFirstSingleTopicGuard(t *testing.T) {
 	checkRoute(t, tb, "T", "a{0:m:1} | a:4/4/6")
 }
 
+// Duplicate topicConfigTable keys: the decoder keeps them in order and
+// Java's map keeps the last, on every path that writes queue data.
+func TestRegisterDuplicateTopicLastWins(t *testing.T) {
+	tb, _ := newTable(Options{})
+	mustRegister(t, tb, reg("a", "m:1", 0, 1, tc("T", 4, 6), tc("U", 4, 6)))
+	checkBodies(t, tb, "T", "N")
+	// A new DataVersion: the first T differs from the stored queue, the
+	// last equals it.
+	res := mustRegister(t, tb, reg("a", "m:1", 0, 2, tc("T", 4, 7), tc("T", 4, 6), tc("U", 4, 6)))
+	checkRoute(t, tb, "T", "a{0:m:1} | a:4/4/6")
+	if res.TopicsChanged != 0 {
+		t.Fatalf("changed %d", res.TopicsChanged)
+	}
+	// And the other way round.
+	mustRegister(t, tb, reg("a", "m:1", 0, 3, tc("T", 4, 6), tc("T", 8, 6), tc("U", 4, 6)))
+	checkRoute(t, tb, "T", "a{0:m:1} | a:8/8/6")
+	checkBodies(t, tb, "T", "N")
+	// The same DataVersion only adds missing topics, also with the last
+	// value, counted once.
+	res = mustRegister(t, tb, reg("a", "m:1", 0, 3, tc("T", 4, 7), tc("N", 2, 6), tc("N", 3, 6), tc("U", 4, 6)))
+	checkRoute(t, tb, "T", "a{0:m:1} | a:8/8/6")
+	checkRoute(t, tb, "N", "a{0:m:1} | a:3/3/6")
+	if res.TopicsChanged != 1 {
+		t.Fatalf("changed %d", res.TopicsChanged)
+	}
+	checkBodies(t, tb, "T", "N")
+	// A first registration, duplicates included.
+	mustRegister(t, tb, reg("b", "n:1", 0, 1, tc("T", 1, 6), tc("U", 4, 6), tc("T", 2, 6)))
+	checkRoute(t, tb, "T", "a{0:m:1} b{0:n:1} | a:8/8/6 b:2/2/6")
+	checkBodies(t, tb, "T", "N")
+}
+
+// The single-topic guard (step 7) counts topics as Java's map does:
+// duplicates of one topic are one topic.
+func TestFirstSingleTopicGuardCountsDistinctTopics(t *testing.T) {
+	tb, _ := newTable(Options{})
+	if _, err := tb.Register(reg("a", "m:1", 0, 1, tc("T", 4, 6), tc("T", 8, 6))); !errors.Is(err, ErrFirstSingleTopic) {
+		t.Fatalf("err = %v", err)
+	}
+	checkRoute(t, tb, "T", "none")
+	mustRegister(t, tb, reg("a", "m:1", 0, 1, tc("T", 4, 6), tc("U", 4, 6), tc("T", 8, 6)))
+	checkRoute(t, tb, "T", "a{0:m:1} | a:8/8/6")
+}
+
+// Brokers send 0 for the master and a slave's id from 1; a negative id is
+// refused before anything changes.
+func TestRegisterNegativeBrokerID(t *testing.T) {
+	tb, _ := newTable(Options{})
+	_, err := tb.Register(reg5("a", "m:1", -1, 1, true, tc("T", 4, 6), tc("U", 4, 6)))
+	if !errors.Is(err, ErrNegativeBrokerID) || !strings.Contains(err.Error(), "brokerId -1") {
+		t.Fatalf("err = %v", err)
+	}
+	if s := tb.Stats(); s != (Stats{}) {
+		t.Fatalf("stats %+v", s)
+	}
+	mustRegister(t, tb, reg5("a", "m:1", 0, 1, true, tc("T", 4, 6), tc("U", 4, 6)))
+	if _, err := tb.Register(reg5("a", "s:1", -2, 1, true, tc("T", 4, 6), tc("U", 4, 6))); !errors.Is(err, ErrNegativeBrokerID) {
+		t.Fatalf("err = %v", err)
+	}
+	checkRoute(t, tb, "T", "a{0:m:1}* | a:4/4/6")
+}
+
 func TestStaleRegistrationGuard(t *testing.T) {
 	tb, _ := newTable(Options{})
 	withState := func(r *Registration, sv int64) *Registration { r.Body.DataVersion.StateVersion = sv; return r }
@@ -346,6 +408,30 @@ func TestFilterServers(t *testing.T) {
 	r.Body.FilterServerList = []string{}
 	mustRegister(t, tb, r)
 	checkRoute(t, tb, "T", "a{0:m:1} | a:4/4/6")
+}
+
+// An address shared by two groups of one cluster, with filter servers: the
+// unregistration of one group refreshes the other's view (the filter
+// servers went) but only the request's own group counts as reduced and may
+// lose the write bit (spec 3.5 step 4, Java's reducedBroker).
+func TestUnregisterLeavesBystanderPerms(t *testing.T) {
+	tb, _ := newTable(Options{})
+	mustRegister(t, tb, reg5("b", "m:1", 0, 1, true, tc("T", 4, 6), tc("T2", 4, 6)))
+	mustRegister(t, tb, reg5("b", "x:1", 1, 1, true, tc("T", 4, 6), tc("T2", 4, 6)))
+	ra := reg5("a", "x:1", 0, 1, false, tc("U", 4, 6), tc("U2", 4, 6))
+	ra.Body.FilterServerList = []string{"f1"}
+	mustRegister(t, tb, ra)
+	tb.Unregister("c", "m:1", "b", 0) // b is reduced and master-less: read-only
+	checkRoute(t, tb, "T", "b{1:x:1}* | b:4/4/4 | fs{x:1:[f1]}")
+	tb.AddWritePerm("b")
+	checkRoute(t, tb, "T", "b{1:x:1}* | b:4/4/6 | fs{x:1:[f1]}")
+	checkBodies(t, tb, "T", "U")
+	if evs, fenced := tb.Unregister("c", "x:1", "a", 0); fenced || len(evs) != 1 {
+		t.Fatalf("evictions %+v fenced %v", evs, fenced)
+	}
+	checkRoute(t, tb, "T", "b{1:x:1}* | b:4/4/6")
+	checkRoute(t, tb, "U", "none")
+	checkBodies(t, tb, "T", "U")
 }
 
 func TestDeleteTopicWithBrokerRegistration(t *testing.T) {
@@ -455,15 +541,63 @@ func TestStaticTopicMapping(t *testing.T) {
 	info := `{"bname":"a","currIdMap":{"0":0},"dirty":false,"epoch":1,"scope":"__global__","topic":"S","totalQueues":8}`
 	r.Body.MappingInfo = map[string][]byte{"S": []byte(info), "Nowhere": []byte(info)}
 	mustRegister(t, tb, r)
-	rt, ok := tb.Route("S")
-	if !ok || string(rt.MappingByBroker["a"]) != info || len(rt.MappingByBroker) != 1 {
-		t.Fatalf("mapping %v %q", ok, rt.MappingByBroker)
+	mapping := func(topic string) string {
+		t.Helper()
+		rt, ok := tb.Route(topic)
+		if !ok {
+			return "none"
+		}
+		return fmt.Sprintf("%q", rt.MappingByBroker)
+	}
+	want := fmt.Sprintf("%q", map[string][]byte{"a": []byte(info)})
+	if got := mapping("S"); got != want {
+		t.Fatalf("mapping %s", got)
 	}
 	if b, _ := tb.RouteBody("S", body.Legacy); !bytes.Contains(b, []byte(`"topicQueueMappingByBroker":{"a":{"bname":"a","currIdMap":{0:0}`)) {
 		t.Fatalf("body %s", b)
 	}
-	if rt, _ := tb.Route("U"); rt.MappingByBroker != nil {
-		t.Fatalf("U has a mapping")
+	if got := mapping("U"); got != "map[]" {
+		t.Fatalf("U has a mapping: %s", got)
+	}
+	checkBodies(t, tb, "S", "U", "Nowhere")
+
+	// Java keeps mappings in a table of their own that neither
+	// DELETE_TOPIC_IN_NAMESRV nor unregistration cleans: the broker's next
+	// registration, with the same DataVersion, re-creates S's queue data
+	// (its queue is missing) and the route carries the mapping again.
+	tb.DeleteTopic("S", "")
+	checkBodies(t, tb, "S")
+	mustRegister(t, tb, r)
+	if got := mapping("S"); got != want {
+		t.Fatalf("mapping after delete and re-registration %s", got)
+	}
+	checkBodies(t, tb, "S")
+	tb.DeleteTopic("S", "c")
+	tb.RegisterTopic("S", []body.QueueData{{BrokerName: "a", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6}})
+	if got := mapping("S"); got != want {
+		t.Fatalf("mapping after delete and REGISTER_TOPIC %s", got)
+	}
+	tb.Unregister("c", "m:1", "a", 0)
+	r.Body.DataVersion.Counter++
+	mustRegister(t, tb, r)
+	if got := mapping("S"); got != want {
+		t.Fatalf("mapping after unregistration and re-registration %s", got)
+	}
+	// A mapping for a topic without queue data is kept too, and shows once
+	// the topic has some.
+	if got := mapping("Nowhere"); got != "none" {
+		t.Fatalf("Nowhere routes: %s", got)
+	}
+	tb.RegisterTopic("Nowhere", []body.QueueData{{BrokerName: "a", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6}})
+	if got := mapping("Nowhere"); got != want {
+		t.Fatalf("Nowhere mapping %s", got)
+	}
+	checkBodies(t, tb, "S", "U", "Nowhere")
+	// Brokers without static topics leave the mapping table alone.
+	tb2, _ := newTable(Options{})
+	mustRegister(t, tb2, reg5("a", "m:1", 0, 1, false, tc("S", 4, 6), tc("U", 4, 6)))
+	if len(tb2.mappings) != 0 {
+		t.Fatalf("mapping table %v", tb2.mappings)
 	}
 }
 

@@ -106,8 +106,8 @@ func TestScenarioZone(t *testing.T) {
 }
 
 // Static topics (3.3 step 10d): mappings come with a new DataVersion or a
-// first registration, keyed by the mapping's bname, kept while the topic
-// has queue data.
+// first registration, keyed by the mapping's bname, and are kept like
+// Java's topicQueueMappingInfoTable, never cleaned.
 func TestScenarioStaticTopic(t *testing.T) {
 	tb, _ := newTable(Options{})
 	info := func(bname string, epoch int) []byte {
@@ -272,6 +272,66 @@ func TestScenarioUnregisterFence(t *testing.T) {
 			t.Fatal("unregistration of the old group not fenced")
 		}
 		checkRoute(t, tb, "T", "b{0:x:1} | b:4/4/6")
+	})
+	t.Run("the old group's unregistration arrives after the move", func(t *testing.T) {
+		tb, clk := newTable(Options{})
+		mustRegister(t, tb, reg5("a", "x:1", 0, 1, false, tc("T", 4, 6), tc("T2", 4, 6)))
+		rb := reg5("b", "x:1", 0, 1, false, tc("U", 4, 6), tc("U2", 4, 6))
+		rb.Body.FilterServerList = []string{"f1"}
+		rb.Conn = 7
+		mustRegister(t, tb, rb)
+		checkRoute(t, tb, "T", "a{0:x:1} | a:4/4/6 | fs{x:1:[f1]}")
+		checkBodies(t, tb, "T", "U")
+		// Java removes x:1 from a by address. The live entry, the filter
+		// servers and b's entry are the newer registration's and stay.
+		evs, fenced := tb.Unregister("c", "x:1", "a", 0)
+		want := []Eviction{{Cluster: "c", BrokerAddr: "x:1", BrokerName: "a", BrokerID: 0, Reason: ReasonUnregistered}}
+		if !fenced || fmt.Sprint(evs) != fmt.Sprint(want) {
+			t.Fatalf("evictions %+v fenced %v", evs, fenced)
+		}
+		checkRoute(t, tb, "T", "none")
+		checkRoute(t, tb, "U", "b{0:x:1} | b:4/4/6 | fs{x:1:[f1]}")
+		checkBodies(t, tb, "T", "U")
+		if s := tb.Stats(); s != (Stats{Clusters: 1, BrokerGroups: 1, BrokerAddrs: 1, Topics: 2, Live: 1}) {
+			t.Fatalf("stats %+v", s)
+		}
+		// The newer registration still expires, and then nothing is left.
+		clk.ms += DefaultBrokerTimeout + 1
+		if evs := tb.ScanExpired(); len(evs) != 1 || evs[0].BrokerName != "b" || evs[0].Conn != 7 {
+			t.Fatalf("expiry %+v", evs)
+		}
+		if s := tb.Stats(); s != (Stats{}) {
+			t.Fatalf("stats after expiry %+v", s)
+		}
+	})
+	t.Run("the old group lives on without its master", func(t *testing.T) {
+		tb, _ := newTable(Options{})
+		mustRegister(t, tb, reg5("a", "x:1", 0, 1, true, tc("T", 4, 6), tc("T2", 4, 6)))
+		mustRegister(t, tb, reg5("a", "s:1", 1, 1, true, tc("T", 4, 6), tc("T2", 4, 6)))
+		mustRegister(t, tb, reg5("b", "x:1", 0, 1, false, tc("U", 4, 6), tc("U2", 4, 6)))
+		checkBodies(t, tb, "T")
+		// a is reduced as in Java: master-less with acting master on, its
+		// queues lose the write bit, and its slaves learn the new minimum.
+		evs, fenced := tb.Unregister("c", "x:1", "a", 0)
+		if !fenced || len(evs) != 1 || evs[0].MinIDChange == nil || evs[0].MinIDChange.MinBrokerID != 1 {
+			t.Fatalf("evictions %+v fenced %v", evs, fenced)
+		}
+		checkRoute(t, tb, "T", "a{1:s:1}* | a:4/4/4")
+		checkRoute(t, tb, "U", "b{0:x:1} | b:4/4/6")
+		checkBodies(t, tb, "T")
+	})
+	t.Run("a fenced request that removes nothing changes nothing", func(t *testing.T) {
+		tb, _ := newTable(Options{})
+		mustRegister(t, tb, reg5("a", "x:1", 1, 1, true, tc("T", 4, 6), tc("T2", 4, 6)))
+		mustRegister(t, tb, reg5("a", "x:1", 2, 1, true, tc("T", 4, 6), tc("T2", 4, 6)))
+		tb.AddWritePerm("a") // an admin re-enables writes on the prime slave's queues
+		checkRoute(t, tb, "T", "a{2:x:1}* | a:4/4/6")
+		// The id-1 registration of x:1 is gone already (one id per address
+		// in a group); Java would remove x:1 and wipe the write bit.
+		if evs, fenced := tb.Unregister("c", "x:1", "a", 1); !fenced || evs != nil {
+			t.Fatalf("evictions %+v fenced %v", evs, fenced)
+		}
+		checkRoute(t, tb, "T", "a{2:x:1}* | a:4/4/6")
 	})
 	t.Run("re-registered in another cluster", func(t *testing.T) {
 		tb, _ := newTable(Options{})

@@ -61,6 +61,14 @@ const syncBrokerMemberPrefix = "rmq_sys_SYNC_BROKER_MEMBER_"
 // set.
 var ErrFirstSingleTopic = errors.New("single-topic registration before the broker's first full registration")
 
+// ErrNegativeBrokerID rejects a registration with a brokerId below 0. Java
+// takes it, but brokers only send 0 (master) or a slave's id from 1, and a
+// negative id breaks the rule that the smallest id tells whether a group
+// has its master: next to a master it would be taken as the group's prime
+// slave, and the route rules that look for id 0 first would misread the
+// group.
+var ErrNegativeBrokerID = errors.New("brokerId must not be negative (0 is the master, slaves count from 1)")
+
 // Options are the NameServer settings the route rules depend on. The two
 // booleans are only initial values: an UPDATE_NAMESRV_CONFIG may change them
 // at run time through SetSupportActingMaster and
@@ -99,6 +107,14 @@ type Table struct {
 	brokerTopics map[string]map[string]struct{} // brokerName -> topics holding its queue data
 	conns        map[ConnID]map[addrKey]struct{}
 	expiry       expiryHeap
+
+	// mappings is Java's topicQueueMappingInfoTable: topic -> bname ->
+	// TopicQueueMappingInfo, for static topics only. Like Java's it is
+	// never cleaned (neither DELETE_TOPIC_IN_NAMESRV nor unregistration
+	// touches it), so a topic re-created from the same broker DataVersion
+	// gets its mappings back. Inner maps are shared with topic entries and
+	// replaced, never modified.
+	mappings map[string]map[string][]byte
 }
 
 // New returns an empty table. now returns the current time in unix
@@ -116,6 +132,7 @@ func New(opts Options, now func() int64) *Table {
 		live:         map[addrKey]*liveInfo{},
 		filters:      map[addrKey][]string{},
 		brokerTopics: map[string]map[string]struct{}{},
+		mappings:     map[string]map[string][]byte{},
 		conns:        map[ConnID]map[addrKey]struct{}{},
 	}
 	t.view.Store(&brokerView{groups: map[string]*groupView{}, clusters: map[string][]string{}})

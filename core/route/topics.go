@@ -18,7 +18,7 @@ import (
 type topicEntry struct {
 	topic   string                        // the table key, owned (cloned) by the table
 	queues  []body.QueueData              // sorted by BrokerName, one per broker group
-	mapping map[string][]byte             // topicQueueMappingInfo by brokerName (static topics); nil when none
+	mapping map[string][]byte             // Table.mappings[topic], shared; nil when none
 	bodies  [4]atomic.Pointer[cachedBody] // by bodySlot
 	// ordered caches the body decorated with an orderTopicConf, keyed by
 	// that conf, by bodySlot (see RouteBodyOrdered).
@@ -485,6 +485,9 @@ func (t *Table) setPerm(brokerName string, perm func(int32) int32) int {
 
 // DeleteTopic removes topic (DELETE_TOPIC_IN_NAMESRV): only its queues on
 // cluster's broker groups when cluster is not empty, all of it otherwise.
+// Its static-topic mappings stay in t.mappings, as in Java: a broker that
+// still has the topic re-creates its queue data with its next registration
+// and the route carries them again.
 func (t *Table) DeleteTopic(topic, cluster string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -535,7 +538,7 @@ func (t *Table) RegisterTopic(topic string, queues []body.QueueData) {
 				return
 			}
 		}
-		e = &topicEntry{topic: strings.Clone(topic)}
+		e = &topicEntry{topic: strings.Clone(topic), mapping: t.mappings[topic]}
 	}
 	ne := e
 	for _, q := range queues {

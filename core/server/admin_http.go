@@ -23,11 +23,20 @@ type adminHTTP struct {
 	ln       net.Listener
 	srv      *http.Server
 	done     chan struct{} // closed when Serve returned
+	// writeTimeout replaces adminWriteTimeout when set (tests).
+	writeTimeout time.Duration
 }
+
+// adminWriteTimeout bounds writing one admin answer, so a client that stops
+// reading cannot hold a goroutine and its connection, nor the listener's
+// shutdown, for ever.
+const adminWriteTimeout = 30 * time.Second
 
 // ServeProfiles has the admin listener also serve h (the net/http/pprof
 // endpoints) under /debug/pprof/. Call it before Start; it does nothing
-// when adminListen is not set.
+// when adminListen is not set. The listener's write timeout applies to h:
+// an endpoint that streams for longer must extend its own write deadline,
+// as net/http/pprof's do for ?seconds=.
 func (s *Server) ServeProfiles(h http.Handler) { s.adminHTTP.profiles = h }
 
 // AdminAddr is the address the admin listener is bound to, "" when it is
@@ -130,19 +139,21 @@ func (s *Server) serveAdmin() {
 	if a.ln == nil {
 		return
 	}
+	writeTimeout := adminWriteTimeout
+	if a.writeTimeout > 0 {
+		writeTimeout = a.writeTimeout
+	}
+	// The write timeout holds for the profiles too: those that run for a
+	// requested time (?seconds= of a CPU profile, a trace or a delta
+	// profile) push their own connection's deadline out by that time
+	// through http.ResponseController, which net/http/pprof does itself.
 	a.srv = &http.Server{
 		Handler:           s.AdminHandler(),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       10 * time.Second,
-		WriteTimeout:      30 * time.Second,
+		WriteTimeout:      writeTimeout,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    16 << 10,
-	}
-	if a.profiles != nil {
-		// A CPU profile or trace streams for as long as it is asked to
-		// (?seconds=); net/http/pprof refuses durations beyond the write
-		// timeout.
-		a.srv.WriteTimeout = 0
 	}
 	a.done = make(chan struct{})
 	go func() {

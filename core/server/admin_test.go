@@ -430,7 +430,7 @@ func TestStaleUnregistrationIsFencedOverTheWire(t *testing.T) {
 	if r := routeOf(t, w, 4, "T"); len(r.BrokerDatas) != 1 || r.BrokerDatas[0].Addrs[0] != (body.BrokerAddr{ID: 0, Addr: "127.0.0.1:2"}) {
 		t.Fatalf("route after the stale unregistration: %+v", r.BrokerDatas)
 	}
-	if !strings.Contains(logs.String(), "stale unregistration ignored") {
+	if !strings.Contains(logs.String(), "stale unregistration: the address re-registered") {
 		t.Fatalf("no log line for the fenced request")
 	}
 	mustOK(t, w.call(request(codec.UnregisterBroker, 5, "brokerName", "a", "brokerAddr", "127.0.0.1:2", "clusterName", "c", "brokerId", "0")), "unregister")

@@ -4,6 +4,7 @@ package server
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -24,8 +25,8 @@ type connKey struct{}
 // conn is one client, broker or admin connection, carried by netpoll
 // (plaintext) or by crypto/tls on a goroutine of its own (tls.go). netpoll
 // runs at most one onRequest per connection at a time and a TLS connection
-// has one goroutine, so everything here but lastActive is touched by one
-// goroutine only; closer is set before the conn is published.
+// has one goroutine, so everything here but lastActive and waiting is
+// touched by one goroutine only; closer is set before the conn is published.
 type conn struct {
 	id         route.ConnID
 	nc         netpoll.Connection // nil for TLS
@@ -34,6 +35,10 @@ type conn struct {
 	closer     io.Closer          // ends the connection from any goroutine: nc, or the TLS socket
 	peer       string
 	lastActive atomic.Int64
+	// waiting is set while the connection blocks for bytes of a frame
+	// that has not fully arrived; Shutdown closes such connections rather
+	// than waiting for them (startWaiting, closeWaiting).
+	waiting atomic.Bool
 
 	// tls is the TLS side of a connection served by serveTLS, nil for
 	// netpoll connections.
@@ -52,7 +57,7 @@ type conn struct {
 
 	req  codec.Command
 	resp codec.Command
-	hdr  []byte // encoded response frame prefix, reused
+	hdr  []byte // encoded response frame prefix, reused up to maxKeptHeader
 	// held are pooled buffers that response bodies point into; netpoll may
 	// reference a large body without copying it until Flush, so they go back
 	// to the pool only after the flush.
@@ -153,13 +158,25 @@ func (s *Server) onRequest(ctx context.Context, nc netpoll.Connection) error {
 		nc.Close()
 		return nil
 	}
-	s.inflight.Add(1)
-	defer s.inflight.Done()
+	if !s.inflight.enter() {
+		// Shutting down and past waiting for requests: netpoll wants the
+		// input read or the connection closed.
+		nc.Close()
+		return nil
+	}
+	defer s.inflight.leave()
 	r := nc.Reader()
 	c.lastActive.Store(s.now.Load())
 	if !c.sniffed {
 		c.sniffed = true
-		if !s.sniff(c, r) {
+		// Only a TLS hello makes sniff wait for bytes (the whole first
+		// record); a plaintext first byte is already here.
+		if s.tls != nil && !s.startWaiting(c) {
+			return nil
+		}
+		stays := s.sniff(c, r)
+		c.waiting.Store(false)
+		if !stays {
 			return nil // closed, or handed to crypto/tls
 		}
 	}
@@ -169,14 +186,38 @@ func (s *Server) onRequest(ctx context.Context, nc netpoll.Connection) error {
 }
 
 // serveBuffered answers the requests buffered in r, waiting for the rest of
-// a partial frame, and flushes: at the end, and whenever the unflushed
-// responses exceed maxPendingResponseBytes, so a long pipelined batch never
-// holds more than that (plus one response) before the peer has taken it. It
-// reports false when it closed the connection.
+// a partial frame, and flushes: at the end, before waiting for the rest of a
+// frame, and whenever the unflushed responses exceed
+// maxPendingResponseBytes, so a long pipelined batch never holds more than
+// that (plus one response) before the peer has taken it. It reports false
+// when it closed the connection.
+//
+// It never returns with part of a frame buffered: netpoll calls onRequest
+// again at once for unread input, so returning would spin.
 func (s *Server) serveBuffered(c *conn, r netpoll.Reader) bool {
 	maxOut, maxIn := s.cfg.MaxPendingResponseBytes, s.cfg.MaxPendingRequestBytes
 	for {
-		if err := codec.ReadCommand(r, s.maxFrame(), &c.req); err != nil {
+		whole := frameBuffered(r)
+		if !whole {
+			// The rest may come late or never (then the idle close ends
+			// the connection): answer what was handled before waiting, as
+			// Java answers each frame as soon as it is handled.
+			if c.pending > 0 || len(c.held) > 0 {
+				if !s.flush(c, r) {
+					return false
+				}
+			} else {
+				r.Release()
+			}
+			if !s.startWaiting(c) {
+				return false
+			}
+		}
+		err := codec.ReadCommand(r, s.maxFrame(), &c.req)
+		if !whole {
+			c.waiting.Store(false)
+		}
+		if err != nil {
 			var de *codec.DecodeError
 			if errors.As(err, &de) {
 				s.metrics.badFrame(de.Reason)
@@ -215,6 +256,37 @@ func (s *Server) serveBuffered(c *conn, r netpoll.Reader) bool {
 	return s.flush(c, r)
 }
 
+// frameBuffered reports whether r holds the whole next frame, so that
+// reading it does not block. It allocates nothing: the length prefix is
+// peeked, not consumed.
+func frameBuffered(r netpoll.Reader) bool {
+	n := r.Len()
+	if n < 4 {
+		return false
+	}
+	p, err := r.Peek(4)
+	if err != nil {
+		return false
+	}
+	return 4+uint64(binary.BigEndian.Uint32(p)) <= uint64(n)
+}
+
+// startWaiting marks c as about to block for bytes that have not arrived
+// and reports whether it may. The flag is set before closing is read, the
+// reverse of closeWaiting's order, so a Shutdown that began before the flag
+// was visible is seen here and the connection closes itself: it must not
+// block, since netpoll's shutdown waits for it and nothing else would
+// close it before the idle timeout.
+func (s *Server) startWaiting(c *conn) bool {
+	c.waiting.Store(true)
+	if s.closing.Load() {
+		c.waiting.Store(false)
+		c.close()
+		return false
+	}
+	return true
+}
+
 // flush sends the queued responses and releases what they and the handled
 // requests held. A flush that fails (the peer stopped reading for longer
 // than the write timeout, or the connection broke) closes the connection.
@@ -225,7 +297,7 @@ func (s *Server) flush(c *conn, r netpoll.Reader) bool {
 	if c.tls != nil {
 		err = c.tls.flush(s.writeTimeout())
 	} else {
-		err = c.nc.Writer().Flush()
+		err = c.out.Flush()
 	}
 	if err == nil {
 		// Only now: a response may point into the request bytes until
@@ -300,7 +372,13 @@ func (s *Server) handle(c *conn) {
 		return
 	}
 	if err := c.write(resp); err != nil {
-		s.log.Debug("write response", "peer", c.peer, "err", err)
+		var ee *codec.EncodeError
+		if errors.As(err, &ee) {
+			// Answered with a SYSTEM_ERROR in its place: worth a line.
+			s.log.Warn("response too large to frame", "code", req.Code, "peer", c.peer, "err", err)
+		} else {
+			s.log.Debug("write response", "peer", c.peer, "err", err)
+		}
 	}
 }
 
@@ -348,16 +426,27 @@ func (s *Server) dispatch(c *conn, req, resp *codec.Command) {
 	}
 }
 
+// maxKeptHeader bounds the response-header buffer a connection keeps for
+// reuse. Headers are normally a few hundred bytes; an outsized one (a long
+// remark, many ext fields) would otherwise stay allocated for as long as
+// the connection lives.
+const maxKeptHeader = 64 << 10
+
 // write queues resp on the connection's output buffer; the caller flushes.
 func (c *conn) write(resp *codec.Command) error {
-	c.hdr = codec.AppendFramePrefix(c.hdr[:0], resp, len(resp.Body))
+	hdr, encErr := encodeReply(c.hdr[:0], resp)
+	c.hdr = hdr
+	if cap(hdr) > maxKeptHeader {
+		// hdr is copied into the output buffer below and not needed after.
+		c.hdr = nil
+	}
 	w := c.out
-	p, err := w.Malloc(len(c.hdr))
+	p, err := w.Malloc(len(hdr))
 	if err != nil {
 		return err
 	}
-	copy(p, c.hdr)
-	c.pending += len(c.hdr) + len(resp.Body)
+	copy(p, hdr)
+	c.pending += len(hdr) + len(resp.Body)
 	if len(resp.Body) > 0 {
 		// Bodies are cached route encodings or pooled buffers held until
 		// the flush: either way they stay unchanged while netpoll holds them.
@@ -365,7 +454,7 @@ func (c *conn) write(resp *codec.Command) error {
 			return err
 		}
 	}
-	return nil
+	return encErr
 }
 
 func (s *Server) maxFrame() int {

@@ -5,8 +5,10 @@ package server
 import (
 	"errors"
 	"hash/crc32"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/codec/body"
@@ -127,7 +129,51 @@ func handleRoute(s *Server, c *conn, req, resp *codec.Command) error {
 }
 
 func topicNotExist(topic string) error {
-	return refuse(codec.TopicNotExist, "No topic route info in name server for the topic: "+topic+faqSuffix)
+	return refuse(codec.TopicNotExist, "No topic route info in name server for the topic: "+echoed(topic)+faqSuffix)
+}
+
+// maxEcho bounds the request text a remark quotes back. Java quotes it
+// whole, and its longest legal names (a topic: 127 characters) fit, so
+// normal answers stay Java's; a peer that sends megabytes of control bytes,
+// each of which the JSON header writes as a 6-byte escape, cannot make the
+// answer six times its request.
+const maxEcho = 255
+
+// echoed is s for a remark: whole when short, else its first maxEcho bytes,
+// cut on a UTF-8 boundary, and how long it was.
+func echoed(s string) string {
+	if len(s) <= maxEcho {
+		return s
+	}
+	cut := maxEcho
+	for i := 0; i < utf8.UTFMax-1 && cut > 0 && !utf8.RuneStart(s[cut]); i++ {
+		cut--
+	}
+	return s[:cut] + "...(" + strconv.Itoa(len(s)) + " bytes)"
+}
+
+// encodeReply appends resp's frame prefix for the connection to send. A
+// response that cannot be framed (its header would overflow the 24-bit
+// length field: an error the encoder reports rather than corrupting the
+// stream) becomes a SYSTEM_ERROR without body or extFields, so the peer
+// still gets an answer it can read; the encoder's error is returned for the
+// log.
+func encodeReply(dst []byte, resp *codec.Command) ([]byte, error) {
+	out, err := codec.EncodeFramePrefix(dst, resp, len(resp.Body))
+	if err == nil {
+		return out, nil
+	}
+	resp.Code = codec.SystemError
+	resp.Remark = "the response cannot be sent: " + err.Error()
+	clear(resp.Ext)
+	resp.Ext = resp.Ext[:0]
+	resp.HasExt = false
+	resp.Body = nil
+	out, err2 := codec.EncodeFramePrefix(dst, resp, 0)
+	if err2 != nil {
+		return out, err2
+	}
+	return out, err
 }
 
 // zoneOf returns the client's zone when it asks for zone filtering:
@@ -199,7 +245,7 @@ func handleRegister(s *Server, c *conn, req, resp *codec.Command) error {
 	rb, err := body.DecodeRegisterBroker(req.Body, compressed, req.Version)
 	if err != nil {
 		s.log.Warn("registration refused: bad body", "peer", c.peer, "broker", h.name, "addr", h.addr, "err", err)
-		return refuse(codec.SystemError, "decode register broker body: "+err.Error())
+		return refuse(codec.SystemError, "decode register broker body: "+echoed(err.Error()))
 	}
 	zone, _ := req.ExtValue("__ZONE_NAME")
 	res, err := s.routes.Register(&route.Registration{
@@ -252,7 +298,7 @@ func handleUnregister(s *Server, c *conn, req, resp *codec.Command) error {
 	if fenced {
 		// Still SUCCESS: the broker asked to go, and the registration it
 		// meant is already gone.
-		s.log.Info("stale unregistration ignored: the address re-registered under another identity",
+		s.log.Info("stale unregistration: the address re-registered under another identity, which stays; only what the old registration left is removed",
 			"cluster", h.cluster, "broker", h.name, "id", h.id, "addr", h.addr, "peer", c.peer)
 	}
 	for _, ev := range evs {
@@ -273,7 +319,7 @@ func handleQueryDataVersion(s *Server, c *conn, req, resp *codec.Command) error 
 	if len(req.Body) > 0 {
 		v, ok, err := body.DecodeDataVersion(req.Body)
 		if err != nil {
-			return refuse(codec.SystemError, "decode data version: "+err.Error())
+			return refuse(codec.SystemError, "decode data version: "+echoed(err.Error()))
 		}
 		if ok {
 			dv = &v
@@ -348,7 +394,7 @@ func handleGetKV(s *Server, c *conn, req, resp *codec.Command) error {
 	v, ok := s.kv.Get(ns, key)
 	if !ok {
 		resp.Code = codec.QueryNotFound
-		resp.Remark = "No config item, Namespace: " + ns + " Key: " + key
+		resp.Remark = "No config item, Namespace: " + echoed(ns) + " Key: " + echoed(key)
 		return nil
 	}
 	resp.SetExt("value", v)
@@ -375,7 +421,7 @@ func handleKVList(s *Server, c *conn, req, resp *codec.Command) error {
 	}
 	table, ok := s.kv.Namespace(ns)
 	if !ok {
-		return refuse(codec.QueryNotFound, "No config item, Namespace: "+ns)
+		return refuse(codec.QueryNotFound, "No config item, Namespace: "+echoed(ns))
 	}
 	buf := c.buffer()
 	buf.B = body.AppendKVTable(buf.B[:0], table)

@@ -111,7 +111,7 @@ func handleRegisterTopic(s *Server, c *conn, req, resp *codec.Command) error {
 	}
 	r, err := body.DecodeTopicRoute(req.Body)
 	if err != nil {
-		return refuse(codec.SystemError, "decode topic route body: "+err.Error())
+		return refuse(codec.SystemError, "decode topic route body: "+echoed(err.Error()))
 	}
 	if len(r.QueueDatas) == 0 {
 		return nil

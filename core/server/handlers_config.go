@@ -60,16 +60,22 @@ func handleUpdateConfig(s *Server, c *conn, req, resp *codec.Command) error {
 	defer s.admin.updateMu.Unlock()
 	next, err := s.conf().RuntimeUpdate(props)
 	if err != nil {
-		var ue *config.UpdateError
-		errors.As(err, &ue)
 		s.log.Warn("config update refused", "peer", c.peer, "err", err)
+		remark := err.Error()
+		var ue *config.UpdateError
+		if errors.As(err, &ue) {
+			// The key and the parse detail are the request's text.
+			short := *ue
+			short.Key, short.Detail = echoed(ue.Key), echoed(ue.Detail)
+			remark = short.Error()
+		}
 		switch {
 		case errors.Is(err, config.ErrBlackListed):
 			return refuse(codec.NoPermission, blackListRemark)
 		case errors.Is(err, config.ErrNotRuntime):
-			return refuse(codec.NoPermission, ue.Error())
+			return refuse(codec.NoPermission, remark)
 		}
-		return refuse(codec.SystemError, err.Error())
+		return refuse(codec.SystemError, remark)
 	}
 	if path := next.ConfigStorePath; path != "" {
 		if err := next.WriteFile(path); err != nil {

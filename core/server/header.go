@@ -43,7 +43,7 @@ func optInt64(req *codec.Command, key string) (int64, bool, error) {
 	}
 	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 	if err != nil {
-		return 0, false, refuse(codec.SystemError, "the request header field "+key+" is not a number: "+strconv.Quote(v))
+		return 0, false, refuse(codec.SystemError, "the request header field "+key+" is not a number: "+strconv.Quote(echoed(v)))
 	}
 	return n, true, nil
 }

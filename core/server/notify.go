@@ -82,7 +82,14 @@ func (s *Server) notifyMinBrokerID(ch *route.MinBrokerIDChange) {
 		s.log.Warn("min broker id change not sent: too many notifications in flight", "broker", ch.BrokerName)
 		return
 	}
-	frame := codec.AppendFrame(nil, minIDChangeCommand(ch, n.opaque.Add(1)))
+	// The header carries addresses brokers sent: EncodeFrame refuses one
+	// too long to frame rather than send brokers a corrupt frame.
+	frame, err := codec.EncodeFrame(nil, minIDChangeCommand(ch, n.opaque.Add(1)))
+	if err != nil {
+		<-n.slots
+		s.log.Warn("min broker id change not sent", "broker", echoed(ch.BrokerName), "err", err)
+		return
+	}
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()

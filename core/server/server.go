@@ -71,7 +71,7 @@ type Server struct {
 	adminHTTP adminHTTP
 	listening atomic.Bool
 
-	inflight sync.WaitGroup
+	inflight *gate
 	closing  atomic.Bool
 	stop     chan struct{}
 	tasks    sync.WaitGroup
@@ -89,6 +89,7 @@ func New(cfg *config.Config, log *slog.Logger) (*Server, error) {
 		return nil, fmt.Errorf("load kv config: %w", err)
 	}
 	s := &Server{
+		inflight: newGate(),
 		cfg:      cfg,
 		log:      log,
 		kv:       store,
@@ -180,26 +181,29 @@ func (s *Server) Addr() string {
 
 // Shutdown stops accepting connections, lets requests being handled finish,
 // closes every connection and flushes the KV store. Brokers and clients see
-// their connection close and go to another NameServer.
+// their connection close and go to another NameServer. A connection waiting
+// for the rest of a frame is closed at once: a half-sent frame is not a
+// request being handled. When ctx ends first, every connection is closed
+// all the same and the error says what was still running.
 func (s *Server) Shutdown(ctx context.Context) error {
 	if !s.closing.CompareAndSwap(false, true) {
 		return errors.New("server already shut down")
 	}
+	s.closeWaiting()
 	close(s.stop)
 	if h := s.hooks.shutdownBegun; h != nil {
 		h()
 	}
 	var errs []error
 	if s.loop != nil {
-		// netpoll's Shutdown closes the listener and idle connections.
+		// netpoll's Shutdown closes the listener and idle connections,
+		// and waits for the others to become idle.
 		if err := s.loop.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 			errs = append(errs, fmt.Errorf("stop event loop: %w", err))
 		}
 	}
-	done := make(chan struct{})
-	go func() { s.inflight.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-s.inflight.close():
 	case <-ctx.Done():
 		errs = append(errs, fmt.Errorf("waiting for in-flight requests: %w", ctx.Err()))
 	}
@@ -208,12 +212,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	// TLS goroutines end once their sockets are closed; one being handed
 	// off right now sees closing and ends too (serveTLS).
-	done = make(chan struct{})
-	go func() { s.tlsConns.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		errs = append(errs, fmt.Errorf("waiting for tls connections: %w", ctx.Err()))
+	if err := waitOrDone(ctx, s.tlsConns.Wait); err != nil {
+		errs = append(errs, fmt.Errorf("waiting for tls connections: %w", err))
 	}
 	s.tasks.Wait()
 	if err := s.kv.Flush(); err != nil {
@@ -223,6 +223,37 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// closeWaiting closes the connections blocked on a partial frame. It is one
+// half of a pair with startWaiting: Shutdown sets closing and then looks at
+// each conn's waiting flag, a conn sets waiting and then looks at closing,
+// so whatever the interleaving at least one of them sees the other and no
+// waiting connection is left open to hold the event loop's shutdown.
+func (s *Server) closeWaiting() {
+	for _, c := range s.snapshotConns() {
+		if c.waiting.Load() {
+			c.close()
+		}
+	}
+}
+
+// waitOrDone runs wait on a goroutine and returns when it returns or when
+// ctx ends. After ctx ends the goroutine lives on until wait returns, which
+// the connections Shutdown closes next make happen; each call has a channel
+// of its own, so a late return closes nothing that is not its own.
+func waitOrDone(ctx context.Context, wait func()) error {
+	done := make(chan struct{})
+	go func() {
+		wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // every runs fn at each period until Shutdown.

@@ -50,12 +50,11 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// startHooked starts a server after setup has set its hooks, so they are in
-// place before any connection exists.
-func startHooked(t *testing.T, cfg *config.Config, setup func(*Server)) (*Server, *lockedBuffer) {
+// newStarted creates a server, lets setup set its hooks and starts it; the
+// caller arranges its shutdown.
+func newStarted(t *testing.T, cfg *config.Config, log *slog.Logger, setup func(*Server)) *Server {
 	t.Helper()
-	logs := &lockedBuffer{}
-	s, err := New(cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	s, err := New(cfg, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,6 +64,15 @@ func startHooked(t *testing.T, cfg *config.Config, setup func(*Server)) (*Server
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+// startHooked starts a server after setup has set its hooks, so they are in
+// place before any connection exists.
+func startHooked(t *testing.T, cfg *config.Config, setup func(*Server)) (*Server, *lockedBuffer) {
+	t.Helper()
+	logs := &lockedBuffer{}
+	s := newStarted(t, cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), setup)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
