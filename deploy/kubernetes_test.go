@@ -152,6 +152,7 @@ type statefulSet struct {
 						} `yaml:"preferredDuringSchedulingIgnoredDuringExecution"`
 					} `yaml:"podAntiAffinity"`
 				} `yaml:"affinity"`
+				EnableServiceLinks        *bool `yaml:"enableServiceLinks"`
 				TopologySpreadConstraints []struct {
 					LabelSelector labelSelector `yaml:"labelSelector"`
 				} `yaml:"topologySpreadConstraints"`
@@ -515,6 +516,12 @@ func TestKubernetes(t *testing.T) {
 	}
 	if p, ok := spec.Template.Metadata.Annotations["prometheus.io/port"]; ok && p != strconv.Itoa(adminPort) {
 		t.Errorf("%v: prometheus.io/port %s, /metrics is on the adminListen port %d", stsObj, p, adminPort)
+	}
+
+	// Service variables share the ROCKETNS_ prefix of the settings taken
+	// from the environment; the pods are not given any.
+	if esl := spec.Template.Spec.EnableServiceLinks; esl == nil || *esl {
+		t.Errorf("%v: enableServiceLinks is not false", stsObj)
 	}
 
 	// Security: the image's uid, not root.

@@ -1,5 +1,9 @@
 // Simulated brokers: B brokers sharing T topics W to a topic, registered
-// through core/client and kept alive with heartbeats.
+// through core/client and kept alive with heartbeats. The heartbeat is the
+// oneway QUERY_DATA_VERSION a 5.x broker sends in compatibleWithOldNameSrv
+// mode (its default): every NameServer version, Java 4.9.8 included,
+// refreshes liveness on it. 4.9.8 does not know BROKER_HEARTBEAT (904) and
+// would let brokers sending only that expire after 120 s.
 package loadgen
 
 import (
@@ -58,11 +62,15 @@ type simBroker struct {
 	topics  []body.TopicConfig
 	counter int64
 	regs    atomic.Uint64
+	// dv is the data version of the latest registration, which the
+	// heartbeats carry as a broker's do.
+	dv atomic.Pointer[body.DataVersion]
 
-	// stopHB ends the heartbeat goroutine; lastHB is its last send (unix ns).
-	stopHB    chan struct{}
+	// hbCtx ends the heartbeat goroutine, also one stuck in a send;
+	// lastHB is its last send (unix ns).
+	hbCtx     context.Context
+	stopHB    context.CancelFunc
 	hbDone    chan struct{}
-	stopOnce  sync.Once
 	lastHB    atomic.Int64
 	hbStarted bool
 	dropped   bool
@@ -89,14 +97,15 @@ func StartCluster(ctx context.Context, addr string, spec ClusterSpec) (*Cluster,
 		c.Topics[i] = TopicName(i)
 	}
 	for i := 0; i < spec.Brokers; i++ {
-		c.b = append(c.b, &simBroker{
+		b := &simBroker{
 			id: client.Broker{
 				Cluster: "BenchCluster", Name: BrokerName(i), Addr: fmt.Sprintf("127.0.0.1:%d", 20000+i),
 				HAAddr: fmt.Sprintf("127.0.0.1:%d", 30000+i), HeartbeatTimeoutMillis: spec.TimeoutMillis,
 			},
-			stopHB: make(chan struct{}),
 			hbDone: make(chan struct{}),
-		})
+		}
+		b.hbCtx, b.stopHB = context.WithCancel(context.Background())
+		c.b = append(c.b, b)
 	}
 	for t := range c.Topics {
 		for _, bi := range spec.brokersOf(t) {
@@ -165,6 +174,7 @@ func (b *simBroker) register(ctx context.Context, mutate bool) error {
 	if _, _, err := b.cl.RegisterBroker(ctx, b.id, rb); err != nil {
 		return err
 	}
+	b.dv.Store(&rb.DataVersion)
 	b.regs.Add(1)
 	b.lastHB.Store(time.Now().UnixNano())
 	return nil
@@ -176,10 +186,10 @@ func (b *simBroker) heartbeats(every time.Duration) {
 	defer t.Stop()
 	for {
 		select {
-		case <-b.stopHB:
+		case <-b.hbCtx.Done():
 			return
 		case <-t.C:
-			if err := b.cl.Heartbeat(b.id); err != nil {
+			if err := b.cl.DataVersionHeartbeat(b.hbCtx, b.id, *b.dv.Load()); err != nil {
 				return
 			}
 			b.lastHB.Store(time.Now().UnixNano())
@@ -188,7 +198,7 @@ func (b *simBroker) heartbeats(every time.Duration) {
 }
 
 func (b *simBroker) silence() {
-	b.stopOnce.Do(func() { close(b.stopHB) })
+	b.stopHB()
 	if b.hbStarted {
 		<-b.hbDone
 	}

@@ -78,10 +78,13 @@ type Load struct {
 
 	phase      atomic.Int32
 	phaseStart [maxPhases]atomic.Int64 // ns since t0; guarded by being written before phase is bumped
-	stopped    atomic.Bool
-	stopOnce   sync.Once
-	wg         sync.WaitGroup
-	done       chan struct{}
+	// ended is when the last connection finished (ns since t0), set
+	// before done is closed.
+	ended    atomic.Int64
+	stopped  atomic.Bool
+	stopOnce sync.Once
+	wg       sync.WaitGroup
+	done     chan struct{}
 }
 
 type worker struct {
@@ -151,6 +154,7 @@ func StartLoad(ctx context.Context, cfg LoadConfig) (*Load, error) {
 	}
 	go func() {
 		l.wg.Wait()
+		l.ended.Store(l.now())
 		close(l.done)
 	}()
 	go func() {
@@ -225,16 +229,21 @@ func (l *Load) Stop() {
 // Wait waits for the run to end and merges the connections' figures.
 func (l *Load) Wait() *LoadResult {
 	<-l.done
-	elapsed := time.Duration(min(l.now(), l.end))
+	// The run ends when its connections did, not when Wait is called; a
+	// phase set after that (a convergence poll outliving the load) ran for
+	// none of it, and the one before it stops at the end, or its rate
+	// would be understated by the time nothing was sent.
+	end := min(l.ended.Load(), l.end)
+	elapsed := time.Duration(end)
 	res := &LoadResult{Conns: l.cfg.Conns, Depth: l.cfg.Depth, Elapsed: elapsed, Hist: NewHistogram()}
 	last := int(l.phase.Load())
 	res.Phases = make([]PhaseResult, last+1)
 	for p := range res.Phases {
 		res.Phases[p].Hist = NewHistogram()
-		start := l.phaseStart[p].Load()
-		stop := int64(elapsed)
+		start := min(l.phaseStart[p].Load(), end)
+		stop := end
 		if p < last {
-			stop = l.phaseStart[p+1].Load()
+			stop = min(l.phaseStart[p+1].Load(), end)
 		}
 		res.Phases[p].Elapsed = time.Duration(max(stop-start, 0))
 	}

@@ -54,7 +54,24 @@ func TestDurability(t *testing.T) {
 	t.Run("config", func(t *testing.T) { testConfigSurvivesKill(t, bin) })
 }
 
-// buildBinary builds this command into a temporary directory.
+// built is the binary of this command, built once for every test of the
+// package that runs it (TestMain removes it).
+var built struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// buildBinary builds this command into a temporary directory, once.
 func buildBinary(t *testing.T) string {
 	t.Helper()
 	goTool, err := exec.LookPath("go")
@@ -64,12 +81,19 @@ func buildBinary(t *testing.T) string {
 			t.Skipf("no go tool to build the binary with: %v", err)
 		}
 	}
-	bin := filepath.Join(t.TempDir(), "namesrv")
-	cmd := exec.Command(goTool, "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "namesrv-test"); built.err != nil {
+			return
+		}
+		built.path = filepath.Join(built.dir, "namesrv")
+		if out, err := exec.Command(goTool, "build", "-o", built.path, ".").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	return bin
+	return built.path
 }
 
 // child is one run of the binary.

@@ -43,9 +43,33 @@ type adminServer interface {
 }
 
 func main() {
+	// SIGHUP too: the JVM runs its shutdown hook on it, and so a Java
+	// NameServer shuts down cleanly when its terminal or unit goes away.
 	signals := make(chan os.Signal, 1)
-	signal.Notify(signals, syscall.SIGTERM, os.Interrupt)
+	signal.Notify(signals, syscall.SIGTERM, os.Interrupt, syscall.SIGHUP)
+	quit := make(chan os.Signal, 1)
+	signal.Notify(quit, syscall.SIGQUIT)
+	go dumpOnQuit(quit, os.Stderr)
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, signals))
+}
+
+// dumpOnQuit writes every goroutine's stack to w on each SIGQUIT and keeps
+// serving. Operators send kill -3 to a Java NameServer for a thread dump;
+// Go's default for the signal is to dump and exit, which would drop every
+// broker connection.
+func dumpOnQuit(quit <-chan os.Signal, w io.Writer) {
+	for range quit {
+		buf := make([]byte, 1<<20)
+		for {
+			n := runtime.Stack(buf, true)
+			if n < len(buf) {
+				buf = buf[:n]
+				break
+			}
+			buf = make([]byte, 2*len(buf))
+		}
+		fmt.Fprintf(w, "goroutine dump on SIGQUIT (%s)\n%s\ngoroutine dump end\n", time.Now().UTC().Format(time.RFC3339), buf)
+	}
 }
 
 // run is the whole command; it returns the exit code: 0 after a clean

@@ -127,7 +127,10 @@ func TestEnvironment(t *testing.T) {
 	withHome(t)
 	path := writeConfig(t, "listenPort=1111\nlogLevel=debug\nkvConfigPath=/file/kv.json\n")
 	env := []string{"PATH=/usr/bin", "ROCKETNS_LISTEN_PORT=2222", "ROCKETNS_KV_CONFIG_PATH=/env/kv.json",
-		"ROCKETNS_ORDER_MESSAGE_ENABLE=true", "ROCKETNS_TLS_SERVER_MODE=disabled", "ROCKETNSX=1"}
+		"ROCKETNS_ORDER_MESSAGE_ENABLE=true", "ROCKETNS_TLS_SERVER_MODE=disabled", "ROCKETNSX=1",
+		// What Kubernetes sets in every pod for a Service named rocketns-0-ip.
+		"ROCKETNS_0_IP_SERVICE_HOST=10.96.0.10", "ROCKETNS_0_IP_SERVICE_PORT=9876", "ROCKETNS_0_IP_PORT=tcp://10.96.0.10:9876",
+		"ROCKETNS_0_IP_PORT_9876_TCP_ADDR=10.96.0.10"}
 	r := runFakeEnv(t, nil, false, env, "-c", path, "-p")
 	if r.code != 0 {
 		t.Fatalf("exit %d, stderr %s", r.code, r.stderr)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/rocketns/rocketns/codec/body"
 	"github.com/rocketns/rocketns/core/client"
@@ -186,12 +187,14 @@ func commands() []*command {
 		},
 		{
 			name:     "deleteTopic",
-			synopsis: "remove a topic from the NameServers (216)",
-			about: "Removes a topic's route from the NameServers (DELETE_TOPIC_IN_NAMESRV, 216): with -c only\n" +
-				"its queues on that cluster's brokers, otherwise everywhere. This is only the NameServer part\n" +
-				"of mqadmin's deleteTopic: the brokers keep the topic and register it again unless it is also\n" +
-				"deleted on them.",
-			flags:   []flagSpec{flagTopic(true), flagCluster(false, "delete only the topic's queues on this cluster")},
+			synopsis: "remove a topic's queues on one cluster from the routes (216)",
+			about: "Removes a topic's queues on one cluster's brokers from the NameServers' routes\n" +
+				"(DELETE_TOPIC_IN_NAMESRV, 216); the topic goes when no queues are left. -c is required, as in\n" +
+				"mqadmin: to remove a topic everywhere, run this for each cluster topicClusterList names. A 4.x\n" +
+				"Java NameServer has no cluster field in 216 and removes the topic from every cluster. This is\n" +
+				"only the NameServer part of mqadmin's deleteTopic: the brokers keep the topic and register it\n" +
+				"again unless it is also deleted on them.",
+			flags:   []flagSpec{flagTopic(true), flagCluster(true, "the cluster whose brokers' queues of the topic go")},
 			jsonDoc: writeJSON,
 			apply: func(ctx context.Context, c *client.Client, in *input) (int, error) {
 				return -1, c.DeleteTopic(ctx, in.str("t"), in.str("c"))
@@ -305,7 +308,7 @@ func readClusterList(ctx context.Context, c *client.Client, in *input) (*output,
 	return &output{json: doc, table: func(w io.Writer) {
 		fmt.Fprintln(w, "#Cluster\t#Broker\t#BID\t#Addr\t#Zone\t#ActingMaster")
 		for _, r := range rows {
-			fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%t\n", r.Cluster, r.BrokerName, r.BrokerID, r.Addr, dash(r.ZoneName), r.EnableActingMaster)
+			fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%t\n", name(r.Cluster), name(r.BrokerName), r.BrokerID, name(r.Addr), dash(r.ZoneName), r.EnableActingMaster)
 		}
 	}}, nil
 }
@@ -320,11 +323,12 @@ func compareInt(a, b int64) int {
 	return 0
 }
 
+// dash is name for an optional field: "-" when it is empty.
 func dash(s string) string {
 	if s == "" {
 		return "-"
 	}
-	return s
+	return name(s)
 }
 
 // permString is Java's PermName.perm2String: R, W and X (inherit) or '-'.
@@ -357,26 +361,28 @@ func readTopicRoute(ctx context.Context, c *client.Client, in *input) (*output, 
 		fmt.Fprintln(w, "#Broker\t#Cluster\t#BID\t#Addr\t#Zone")
 		for _, b := range tr.BrokerDatas {
 			for _, a := range b.Addrs {
-				fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\n", b.BrokerName, b.Cluster, a.ID, a.Addr, dash(b.ZoneName))
+				fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\n", name(b.BrokerName), name(b.Cluster), a.ID, name(a.Addr), dash(b.ZoneName))
 			}
 		}
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "#Broker\t#ReadQueues\t#WriteQueues\t#Perm\t#SysFlag")
 		for _, q := range tr.QueueDatas {
-			fmt.Fprintf(w, "%s\t%d\t%d\t%s(%d)\t%d\n", q.BrokerName, q.ReadQueueNums, q.WriteQueueNums, permString(q.Perm), q.Perm, q.TopicSysFlag)
+			fmt.Fprintf(w, "%s\t%d\t%d\t%s(%d)\t%d\n", name(q.BrokerName), q.ReadQueueNums, q.WriteQueueNums, permString(q.Perm), q.Perm, q.TopicSysFlag)
 		}
 		if tr.OrderTopicConf != "" {
-			fmt.Fprintf(w, "\norderTopicConf: %s\n", tr.OrderTopicConf)
+			fmt.Fprintf(w, "\norderTopicConf: %s\n", oneLine(tr.OrderTopicConf))
 		}
 	}}, nil
 }
 
-// lines prints one value per line with no header, so the output pipes
-// straight into xargs or a loop, like mqadmin's topicList.
+// lines prints one name per line with no header, so the output pipes
+// straight into xargs or a loop, like mqadmin's topicList. Names are
+// quoted by name: whoever registers a broker picks its topic names, and a
+// line break in one must not read as a second topic.
 func lines(list []string) func(w io.Writer) {
 	return func(w io.Writer) {
 		for _, s := range list {
-			fmt.Fprintln(w, s)
+			fmt.Fprintln(w, name(s))
 		}
 	}
 }
@@ -438,17 +444,32 @@ func readNamesrvConfig(ctx context.Context, c *client.Client, in *input) (*outpu
 	return &output{json: doc, table: func(w io.Writer) {
 		fmt.Fprintln(w, "#Key\t#Value")
 		for _, p := range pairs {
-			fmt.Fprintf(w, "%s\t%s\n", p.Key, oneLine(p.Value))
+			fmt.Fprintf(w, "%s\t%s\n", name(p.Key), oneLine(p.Value))
 		}
 	}}, nil
 }
 
-// oneLine keeps a value with line breaks on its table row.
+// oneLine keeps a value on its table row and in its column: a value with a
+// line break, a tab or any other control, format or separator character is
+// printed Go-quoted, and so is one that starts with a double quote, so that
+// no raw value can pass for a quoted one.
 func oneLine(s string) string {
-	if strings.ContainsAny(s, "\r\n\t") {
+	if strings.HasPrefix(s, `"`) || strings.IndexFunc(s, func(r rune) bool { return r != ' ' && !unicode.IsGraphic(r) }) >= 0 {
 		return strconv.Quote(s)
 	}
 	return s
+}
+
+// name is oneLine for a name (topic, broker, cluster, address, key), which
+// also quotes any space and an empty name: xargs then reads each name as
+// one argument, and an empty one still shows. Names come from whoever
+// registers a broker, and neither the NameServer nor its Java counterpart
+// checks them.
+func name(s string) string {
+	if s == "" || strings.IndexFunc(s, unicode.IsSpace) >= 0 {
+		return strconv.Quote(s)
+	}
+	return oneLine(s)
 }
 
 func readKV(ctx context.Context, c *client.Client, in *input) (*output, error) {
@@ -479,7 +500,7 @@ func readKV(ctx context.Context, c *client.Client, in *input) (*output, error) {
 	return &output{json: doc, table: func(w io.Writer) {
 		fmt.Fprintln(w, "#Namespace\t#Key\t#Value")
 		for _, k := range keys {
-			fmt.Fprintf(w, "%s\t%s\t%s\n", ns, k, oneLine(table[k]))
+			fmt.Fprintf(w, "%s\t%s\t%s\n", name(ns), name(k), oneLine(table[k]))
 		}
 	}}, nil
 }
@@ -507,7 +528,7 @@ func readMemberGroup(ctx context.Context, c *client.Client, in *input) (*output,
 	return &output{json: doc, table: func(w io.Writer) {
 		fmt.Fprintln(w, "#Cluster\t#Broker\t#BID\t#Addr")
 		for _, a := range addrs {
-			fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", g.Cluster, g.BrokerName, a.ID, a.Addr)
+			fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", name(g.Cluster), name(g.BrokerName), a.ID, name(a.Addr))
 		}
 	}}, nil
 }
@@ -535,9 +556,9 @@ func readDataVersion(ctx context.Context, c *client.Client, in *input) (*output,
 	return &output{json: doc, table: func(w io.Writer) {
 		fmt.Fprintln(w, "#Cluster\t#Broker\t#BID\t#Addr\t#StateVersion\t#Timestamp\t#Counter")
 		if !known {
-			fmt.Fprintf(w, "%s\t%s\t%d\t%s\t-\t-\t-\n", b.Cluster, b.Name, b.ID, b.Addr)
+			fmt.Fprintf(w, "%s\t%s\t%d\t%s\t-\t-\t-\n", name(b.Cluster), name(b.Name), b.ID, name(b.Addr))
 			return
 		}
-		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%d\t%d\t%d\n", b.Cluster, b.Name, b.ID, b.Addr, dv.StateVersion, dv.Timestamp, dv.Counter)
+		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%d\t%d\t%d\n", name(b.Cluster), name(b.Name), b.ID, name(b.Addr), dv.StateVersion, dv.Timestamp, dv.Counter)
 	}}, nil
 }

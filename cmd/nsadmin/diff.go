@@ -70,6 +70,46 @@ type difference struct {
 	brokerID      *int64
 	topic         string
 	values        []*string
+	// shown, when set, is values as the table prints them: the lists of
+	// names with each name quoted by name.
+	shown []*string
+}
+
+// tableSubject is the subject with each name in it quoted by name, so that
+// a name cannot break the report's rows or columns.
+func (d *difference) tableSubject() string {
+	switch d.kind {
+	case kindCluster:
+		return name(d.cluster)
+	case kindBrokerCluster:
+		return name(d.broker)
+	case kindBroker:
+		if d.brokerID != nil {
+			return name(fmt.Sprintf("%s/%d", d.broker, *d.brokerID))
+		}
+	case kindQueue:
+		return name(d.topic) + " @ " + name(d.broker)
+	case kindTopic, kindOrder:
+		return name(d.topic)
+	}
+	return oneLine(d.subject)
+}
+
+// tableValue is server i's value as the table prints it: "-" when absent,
+// names quoted by name and other values by oneLine.
+func (d *difference) tableValue(i int) string {
+	v := d.values[i]
+	switch {
+	case v == nil:
+		return "-"
+	case *v == "":
+		return `""`
+	case d.shown != nil && d.shown[i] != nil:
+		return *d.shown[i]
+	case d.kind == kindBroker || d.kind == kindBrokerCluster:
+		return name(*v)
+	}
+	return oneLine(*v)
 }
 
 // nsView is what diff learnt from one NameServer.
@@ -153,10 +193,10 @@ func describeFailure(err error) string {
 
 // asked wraps a request failure the way withClient does, so an unreachable
 // server reads the same in every command.
-func asked(err error) error {
+func asked(err error, in *input) error {
 	var re *client.ResponseError
 	if err != nil && !errors.As(err, &re) && isTransport(err) {
-		return &errUnreachable{err}
+		return unreachable(err, in)
 	}
 	return err
 }
@@ -209,21 +249,21 @@ func collectDiff(in *input) *diffReport {
 func (v *nsView) load(in *input) {
 	ctx, cancel := context.WithTimeout(context.Background(), in.timeout)
 	defer cancel()
-	c, err := client.Dial(ctx, v.addr)
+	c, err := dial(ctx, v.addr, in)
 	if err != nil {
-		v.fail(&errUnreachable{err})
+		v.fail(unreachable(err, in))
 		return
 	}
 	c.SetCredentials(in.creds)
 	v.c = c
 	if v.ci, err = c.ClusterInfo(ctx); err != nil {
-		v.fail(asked(err))
+		v.fail(asked(err, in))
 		return
 	}
 	ctx2, cancel2 := context.WithTimeout(context.Background(), in.timeout)
 	defer cancel2()
 	if v.topics, err = c.AllTopicList(ctx2); err != nil {
-		v.fail(asked(err))
+		v.fail(asked(err, in))
 	}
 }
 
@@ -267,12 +307,23 @@ func countUnion(views []*nsView, alive []bool) (clusters, brokers, topics int) {
 
 func strPtr(s string) *string { return &s }
 
+// joinNames joins sorted names twice: raw, as they are compared and as
+// JSON shows them, and shown, each quoted by name for the table.
+func joinNames(names []string) (raw, shown *string) {
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = name(n)
+	}
+	return strPtr(strings.Join(names, ",")), strPtr(strings.Join(quoted, ","))
+}
+
 // compareClusters compares the 106 answers of the servers that gave one.
 func compareClusters(views []*nsView) []difference {
 	n := len(views)
 	var out []difference
 	// Cluster -> its broker names.
 	members := make(map[string][]*string)
+	membersShown := make(map[string][]*string)
 	// brokerName -> cluster, and brokerName/id -> address.
 	groups := make(map[string][]*string)
 	type addrKey struct {
@@ -294,7 +345,7 @@ func compareClusters(views []*nsView) []difference {
 		for c, names := range v.ci.Clusters {
 			names = slices.Clone(names)
 			slices.Sort(names)
-			slot(members, c)[i] = strPtr(strings.Join(names, ","))
+			slot(members, c)[i], slot(membersShown, c)[i] = joinNames(names)
 		}
 		for _, b := range v.ci.Brokers {
 			slot(groups, b.BrokerName)[i] = strPtr(b.Cluster)
@@ -309,7 +360,7 @@ func compareClusters(views []*nsView) []difference {
 		}
 	}
 	for c, vals := range members {
-		out = append(out, difference{kind: kindCluster, subject: c, cluster: c, values: vals})
+		out = append(out, difference{kind: kindCluster, subject: c, cluster: c, values: vals, shown: membersShown[c]})
 	}
 	for name, vals := range groups {
 		// A group missing on a server is reported by its address rows; this
@@ -373,7 +424,7 @@ func compareTopics(views []*nsView, topics []string, workers int, in *input) []d
 					}
 					tr, err := askRoute(v.c, topic, in)
 					if err != nil {
-						v.fail(asked(err))
+						v.fail(asked(err, in))
 						continue
 					}
 					answers[i] = routeAnswer{route: tr, asked: true}
@@ -422,6 +473,7 @@ func compareTopic(topic string, answers []routeAnswer) []difference {
 	n := len(answers)
 	var out []difference
 	presence := make([]*string, n)
+	presenceShown := make([]*string, n)
 	knownBy := 0
 	for i, a := range answers {
 		if a.route == nil {
@@ -435,7 +487,7 @@ func compareTopic(topic string, answers []routeAnswer) []difference {
 			}
 		}
 		slices.Sort(names)
-		presence[i] = strPtr(strings.Join(names, ","))
+		presence[i], presenceShown[i] = joinNames(names)
 	}
 	if knownBy == 0 {
 		return nil
@@ -445,7 +497,7 @@ func compareTopic(topic string, answers []routeAnswer) []difference {
 		missing = missing || (a.asked && a.route == nil)
 	}
 	if missing {
-		out = append(out, difference{kind: kindTopic, subject: topic, topic: topic, values: presence})
+		out = append(out, difference{kind: kindTopic, subject: topic, topic: topic, values: presence, shown: presenceShown})
 	}
 	// Queue data and orderTopicConf are compared among the servers that
 	// have the topic: a missing topic is already reported above.
@@ -625,23 +677,16 @@ func (r *diffReport) write(w io.Writer, asJSON bool) error {
 		tw := newTable(&buf)
 		fmt.Fprint(tw, "#Kind\t#Subject")
 		for _, a := range compared {
-			fmt.Fprintf(tw, "\t#%s", a)
+			fmt.Fprintf(tw, "\t#%s", name(a))
 		}
 		fmt.Fprintln(tw)
 		for _, d := range r.diffs {
-			fmt.Fprintf(tw, "%s\t%s", d.kind, d.subject)
+			fmt.Fprintf(tw, "%s\t%s", d.kind, d.tableSubject())
 			for i := range r.addrs {
 				if !r.alive[i] {
 					continue
 				}
-				v := "-"
-				if d.values[i] != nil {
-					v = *d.values[i]
-					if v == "" {
-						v = `""`
-					}
-				}
-				fmt.Fprintf(tw, "\t%s", v)
+				fmt.Fprintf(tw, "\t%s", d.tableValue(i))
 			}
 			fmt.Fprintln(tw)
 		}

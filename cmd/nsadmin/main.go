@@ -5,6 +5,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,6 +15,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/rocketns/rocketns/codec"
@@ -106,6 +109,7 @@ type input struct {
 	ints    map[string]int64
 	set     map[string]bool // flags given on the command line
 	creds   client.Credentials
+	tls     *tls.Config // nil: plaintext
 }
 
 func (in *input) str(name string) string { return in.strs[name] }
@@ -121,6 +125,12 @@ func parse(cmd *command, args []string, getenv func(string) string) (*input, err
 	timeout := fs.Duration("timeout", defaultTimeout, "")
 	accessKey := fs.String("accessKey", "", "")
 	secretKey := fs.String("secretKey", "", "")
+	var tf tlsFlags
+	fs.BoolVar(&tf.on, "tls", false, "")
+	fs.StringVar(&tf.ca, "tlsCA", "", "")
+	fs.BoolVar(&tf.insecure, "tlsInsecure", false, "")
+	fs.StringVar(&tf.cert, "tlsCert", "", "")
+	fs.StringVar(&tf.key, "tlsKey", "", "")
 	strs := make(map[string]*string)
 	ints := make(map[string]*int64)
 	for _, f := range cmd.flags {
@@ -139,6 +149,14 @@ func parse(cmd *command, args []string, getenv func(string) string) (*input, err
 	}
 	in := &input{strs: map[string]string{}, ints: map[string]int64{}, set: map[string]bool{}, timeout: *timeout}
 	fs.Visit(func(f *flag.Flag) { in.set[f.Name] = true })
+	// `-c "$CLUSTER"` with the variable unset: a given but blank value is
+	// a mistake, never a quiet "leave it out" (which for deleteTopic or
+	// the ACL keys means something else entirely).
+	for _, name := range []string{"accessKey", "secretKey", "tlsCA", "tlsCert", "tlsKey"} {
+		if in.set[name] && strings.TrimSpace(fs.Lookup(name).Value.String()) == "" {
+			return nil, usagef("flag -%s is given but empty: give a value or leave the flag out", name)
+		}
+	}
 	switch *format {
 	case "table":
 	case "json":
@@ -161,6 +179,9 @@ func parse(cmd *command, args []string, getenv func(string) string) (*input, err
 	if in.creds, err = credentials(in, *accessKey, *secretKey, getenv); err != nil {
 		return nil, err
 	}
+	if in.tls, err = tf.config(in, getenv); err != nil {
+		return nil, err
+	}
 	for _, f := range cmd.flags {
 		if f.isInt {
 			in.ints[f.name] = *ints[f.name]
@@ -170,8 +191,11 @@ func parse(cmd *command, args []string, getenv func(string) string) (*input, err
 		if f.required && !in.set[f.name] {
 			return nil, usagef("missing required flag -%s (%s)", f.name, f.arg)
 		}
-		if f.required && !f.isInt && !f.allowEmpty && in.strs[f.name] == "" {
-			return nil, usagef("flag -%s (%s) must not be empty", f.name, f.arg)
+		if !f.isInt && !f.allowEmpty && in.set[f.name] && in.strs[f.name] == "" {
+			if f.required {
+				return nil, usagef("flag -%s (%s) must not be empty", f.name, f.arg)
+			}
+			return nil, usagef("flag -%s (%s) is given but empty: give a value or leave the flag out", f.name, f.arg)
 		}
 		if f.isInt && (in.ints[f.name] < f.min || in.ints[f.name] > f.max) {
 			return nil, usagef("bad -%s %d: want %d..%d", f.name, in.ints[f.name], f.min, f.max)
@@ -197,6 +221,104 @@ func credentials(in *input, ak, sk string, getenv func(string) string) (client.C
 	return client.Credentials{AccessKey: ak, SecretKey: sk}, nil
 }
 
+// tlsFlags are the command line's TLS settings before the environment
+// fills in what was not given.
+type tlsFlags struct {
+	on, insecure  bool
+	ca, cert, key string
+}
+
+// config builds the TLS client configuration, nil for plaintext. Each flag
+// not given falls back to its ROCKETMQ_TLS* variable. A TLS option given on
+// the command line without TLS switched on is a usage error (it would be
+// silently ignored); from the environment it is ignored, so that
+// ROCKETMQ_TLS_CA can stay set for the servers that need it.
+func (f tlsFlags) config(in *input, getenv func(string) string) (*tls.Config, error) {
+	envBool := func(name string, v *bool) error {
+		s := strings.TrimSpace(getenv(name))
+		if s == "" {
+			return nil
+		}
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return usagef("bad %s %q: want true or false", name, s)
+		}
+		*v = b
+		return nil
+	}
+	envStr := func(name string, v *string) {
+		*v = strings.TrimSpace(getenv(name))
+	}
+	if !in.set["tls"] {
+		if err := envBool("ROCKETMQ_TLS", &f.on); err != nil {
+			return nil, err
+		}
+	}
+	if !f.on {
+		for _, name := range []string{"tlsCA", "tlsInsecure", "tlsCert", "tlsKey"} {
+			if in.set[name] && (name != "tlsInsecure" || f.insecure) {
+				return nil, usagef("-%s needs -tls (or ROCKETMQ_TLS=true)", name)
+			}
+		}
+		return nil, nil
+	}
+	if !in.set["tlsInsecure"] {
+		if err := envBool("ROCKETMQ_TLS_INSECURE", &f.insecure); err != nil {
+			return nil, err
+		}
+	}
+	for _, e := range []struct {
+		flag, env string
+		v         *string
+	}{{"tlsCA", "ROCKETMQ_TLS_CA", &f.ca}, {"tlsCert", "ROCKETMQ_TLS_CERT", &f.cert}, {"tlsKey", "ROCKETMQ_TLS_KEY", &f.key}} {
+		if in.set[e.flag] {
+			*e.v = strings.TrimSpace(*e.v)
+		} else {
+			envStr(e.env, e.v)
+		}
+	}
+	// A flag on the command line beats the environment's opposite choice.
+	switch {
+	case in.set["tlsInsecure"] && !in.set["tlsCA"] && f.insecure:
+		f.ca = ""
+	case in.set["tlsCA"] && !in.set["tlsInsecure"]:
+		f.insecure = false
+	}
+	if f.insecure && f.ca != "" {
+		return nil, usagef("-tlsInsecure skips the check -tlsCA is for: give one of them")
+	}
+	if (f.cert == "") != (f.key == "") {
+		return nil, usagef("-tlsCert and -tlsKey (or ROCKETMQ_TLS_CERT and ROCKETMQ_TLS_KEY) go together")
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: f.insecure}
+	if f.ca != "" {
+		pem, err := os.ReadFile(f.ca)
+		if err != nil {
+			return nil, usagef("bad -tlsCA: %v", err)
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, usagef("bad -tlsCA %s: no PEM certificate in it", f.ca)
+		}
+	}
+	if f.cert != "" {
+		pair, err := tls.LoadX509KeyPair(f.cert, f.key)
+		if err != nil {
+			return nil, usagef("bad -tlsCert/-tlsKey: %v", err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	return cfg, nil
+}
+
+// dial connects to addr over TLS or plaintext, as the command line says.
+func dial(ctx context.Context, addr string, in *input) (*client.Client, error) {
+	if in.tls != nil {
+		return client.DialTLS(ctx, addr, in.tls)
+	}
+	return client.Dial(ctx, addr)
+}
+
 // splitAddrs reads mqadmin's -n syntax: host:port entries separated by ';'.
 func splitAddrs(list string) ([]string, error) {
 	var addrs []string
@@ -218,19 +340,32 @@ func splitAddrs(list string) ([]string, error) {
 
 // errUnreachable marks a failure to talk to a NameServer at all (dial,
 // lost connection, deadline), as opposed to an answer with an error code.
-type errUnreachable struct{ err error }
+// plain: the connection was plaintext.
+type errUnreachable struct {
+	err   error
+	plain bool
+}
+
+func unreachable(err error, in *input) *errUnreachable {
+	return &errUnreachable{err: err, plain: in.tls == nil}
+}
 
 // Error keeps only the innermost network error ("connect: connection
 // refused"): the address is already in the message around it.
 func (e *errUnreachable) Error() string {
 	var op *net.OpError
+	msg := e.err.Error()
 	switch {
 	case errors.Is(e.err, context.DeadlineExceeded):
 		return "unreachable: no answer before the deadline (-timeout)"
 	case errors.As(e.err, &op) && op.Err != nil:
-		return "unreachable: " + op.Err.Error()
+		msg = op.Err.Error()
 	}
-	return "unreachable: " + e.err.Error()
+	// All a plaintext client sees of tls.server.mode=enforcing.
+	if e.plain && (errors.Is(e.err, io.EOF) || errors.Is(e.err, syscall.ECONNRESET)) {
+		msg += " (if the NameServer only accepts TLS, add -tls)"
+	}
+	return "unreachable: " + msg
 }
 func (e *errUnreachable) Unwrap() error { return e.err }
 
@@ -239,16 +374,16 @@ func (e *errUnreachable) Unwrap() error { return e.err }
 func withClient(addr string, in *input, fn func(ctx context.Context, c *client.Client) error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), in.timeout)
 	defer cancel()
-	c, err := client.Dial(ctx, addr)
+	c, err := dial(ctx, addr, in)
 	if err != nil {
-		return &errUnreachable{err}
+		return unreachable(err, in)
 	}
 	defer c.Close()
 	c.SetCredentials(in.creds)
 	err = fn(ctx, c)
 	var re *client.ResponseError
 	if err != nil && !errors.As(err, &re) && isTransport(err) {
-		return &errUnreachable{err}
+		return unreachable(err, in)
 	}
 	return err
 }

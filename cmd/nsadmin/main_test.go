@@ -433,7 +433,7 @@ func TestDeleteAndRegisterTopic(t *testing.T) {
 	if got := ok(t, "topicClusterList", "-n", ns, "-t", "TBW102"); got != "DefaultCluster\n" {
 		t.Errorf("TBW102 clusters after deleting it on OtherCluster = %q", got)
 	}
-	ok(t, "deleteTopic", "-n", ns, "-t", "TBW102")
+	ok(t, "deleteTopic", "-n", ns, "-t", "TBW102", "-c", "DefaultCluster")
 	fails(t, 1, []string{"error code 17"}, "topicRoute", "-n", ns, "-t", "TBW102")
 
 	ok(t, "registerTopic", "-n", ns, "-t", "NewTopic", "-b", "broker-b", "-r", "2", "-w", "3", "-p", "4")
@@ -457,6 +457,37 @@ func TestDeleteAndRegisterTopic(t *testing.T) {
 	}
 	fails(t, 2, []string{"bad -p 9"}, "registerTopic", "-n", ns, "-t", "x", "-b", "broker-a", "-p", "9")
 	fails(t, 2, []string{"missing required flag -t (topic)"}, "deleteTopic", "-n", ns)
+	// mqadmin's deleteTopic requires -c too.
+	fails(t, 2, []string{"missing required flag -c (clusterName)"}, "deleteTopic", "-n", ns, "-t", "TopicB")
+	if got := ok(t, "topicClusterList", "-n", ns, "-t", "TopicB"); got != "OtherCluster\n" {
+		t.Errorf("TopicB clusters after deleteTopic without -c = %q", got)
+	}
+}
+
+// `-c "$CLUSTER"` with the variable unset gives the flag, empty. That must
+// not quietly mean what leaving the flag out means: for deleteTopic that
+// used to be "from every cluster".
+func TestBlankFlagIsUsageError(t *testing.T) {
+	ns := startNS(t)
+	registerBrokers(t, ns)
+	for _, args := range [][]string{
+		{"deleteTopic", "-t", "TBW102", "-c", ""},
+		{"deleteTopic", "-t", "TBW102", "-c", "  "},
+		{"topicList", "-c", ""},
+		{"clusterList", "-c", ""},
+		{"getKvConfig", "-s", "NS", "-k", ""},
+		{"topicRoute", "-t", ""},
+		{"clusterList", "-secretKey", "s", "-accessKey", ""},
+		{"clusterList", "-tls", "-tlsCA", ""},
+	} {
+		flagName := args[len(args)-2]
+		fails(t, 2, []string{"flag " + flagName}, append([]string{args[0], "-n", ns}, args[1:]...)...)
+	}
+	if got := ok(t, "topicClusterList", "-n", ns, "-t", "TBW102"); got != "DefaultCluster\nOtherCluster\n" {
+		t.Errorf("TBW102 clusters after deleteTopic -c \"\" = %q, want both kept", got)
+	}
+	// -v is the one flag whose empty value is a value.
+	ok(t, "updateKvConfig", "-n", ns, "-s", "NS", "-k", "K", "-v", "")
 }
 
 func TestGetBrokerMemberGroup(t *testing.T) {

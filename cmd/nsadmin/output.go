@@ -21,6 +21,13 @@ func printCommonFlags(tw io.Writer) {
 		{"-timeout d", "deadline per NameServer for connect and answer (default 3s)"},
 		{"-accessKey ak", "sign requests with this ACL account (default: $ROCKETMQ_ACCESS_KEY)"},
 		{"-secretKey sk", "its secret key (default: $ROCKETMQ_SECRET_KEY, which keeps it out of ps)"},
+		{"-tls", "connect over TLS, for tls.server.mode=enforcing (default: $ROCKETMQ_TLS)"},
+		{"-tlsCA file", "PEM CAs to verify the NameServer's certificate against (default: $ROCKETMQ_TLS_CA;"},
+		{"", "without it the system's roots)"},
+		{"-tlsCert file", "PEM client certificate, for tls.server.need.client.auth (default: $ROCKETMQ_TLS_CERT)"},
+		{"-tlsKey file", "its PEM private key (default: $ROCKETMQ_TLS_KEY)"},
+		{"-tlsInsecure", "INSECURE: encrypt but do not verify the NameServer's certificate, so anyone"},
+		{"", "on the path can pose as it; only for a test-mode server (default: $ROCKETMQ_TLS_INSECURE)"},
 	} {
 		fmt.Fprintf(tw, "  %s\t%s\n", f[0], f[1])
 	}
@@ -58,6 +65,15 @@ Commands:
 	printCommonFlags(tw)
 	tw.Flush()
 	fmt.Fprint(w, `
+Table output keeps one row per line and each name in one field: a name (topic,
+broker, cluster, address, key) that is empty or holds a space, a line break, a tab
+or any other control or invisible character is printed Go-quoted ("a\nb"), and so
+is a value holding such a character other than a space, or anything starting with a
+double quote. -o json prints names as they are.
+
+A flag given with an empty value (-c "" from an unset variable) is a bad command
+line, never the same as leaving the flag out; only -v takes "" as a value.
+
 Exit status: 0 on success; 1 when a NameServer is unreachable or answers with an
 error (for writes: when any of them does; for diff: also when they differ); 2 for
 a bad command line.
@@ -133,10 +149,10 @@ func writeResults(w io.Writer, c *command, results []writeResult, asJSON bool) e
 			}
 			// The count goes before the result so that a long error
 			// text does not push it out of its column.
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Namesrv, n, res)
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", name(r.Namesrv), n, res)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\n", r.Namesrv, res)
+		fmt.Fprintf(tw, "%s\t%s\n", name(r.Namesrv), res)
 	}
 	return tw.Flush()
 }

@@ -3,18 +3,37 @@
 package body
 
 import (
+	"bufio"
 	"bytes"
 	"compress/zlib"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 )
 
-// MaxInflated caps the decompressed size of a compressed registration. The
-// frame limit is 16 MiB, and text topic records compress roughly 10:1, so
-// 256 MiB leaves room for any real broker while stopping a zlib bomb.
+// MaxInflated bounds what the sections of a compressed registration may
+// add up to. The frame limit is 16 MiB, and text topic records compress
+// roughly 10:1, so 256 MiB leaves room for any real broker.
 const MaxInflated = 256 << 20
+
+// Caps on one section. Java writes a DataVersion as three longs and a
+// topic record as a name of at most 127 characters, four short fields and
+// the few attributes TopicAttributes knows; the filter-server list and a
+// static-topic mapping (a currIdMap entry per queue) grow with the
+// deployment but stay far below a frame. A claim beyond its cap is refused
+// before anything is inflated for it, so no single section can make the
+// decoder buffer a bomb.
+const (
+	maxRecordSection = 64 << 10
+	maxListSection   = 4 << 20
+)
+
+// trailWindow is how far past the last section the stream is inflated to
+// see it end. A body that ends there, as every broker's does, has its
+// checksum verified; what lies beyond is left uninflated, as Java leaves it.
+const trailWindow = 4 << 10
 
 // maxPrealloc caps how many elements a count read from the body may
 // reserve room for before the elements have been parsed.
@@ -28,57 +47,53 @@ const maxPrealloc = 1024
 //	len, filterServerList JSON
 //	count, then count times: len, TopicQueueMappingInfo JSON  (version >= 413)
 //
-// Every length is checked against the bytes left, so a lying length is an
-// error, never a panic or a large allocation. Bytes after the last section
-// are ignored, as Java stops reading there. Inflating stops at maxInflated
-// (MaxInflated in production; tests pass less), so what a zlib bomb costs
-// is bounded by that, not by its compression ratio.
-func decodeCompressed(b []byte, version int32, maxInflated int) (*RegisterBroker, error) {
+// Like Java's InflaterInputStream it inflates only as far as the sections
+// it parses, so bytes after the last section cost nothing: a few hundred
+// kilobytes that would inflate to gigabytes of padding are read as the few
+// bytes in front. What the sections claim is checked before it is read,
+// against the per-section caps and against maxInflated (MaxInflated in
+// production; tests pass less) for all of them together, so a lying length
+// or count is an error, never a large allocation. n is how many inflated
+// bytes the sections took.
+func decodeCompressed(b []byte, version int32, maxInflated int) (rb *RegisterBroker, n int, err error) {
 	zr, err := zlib.NewReader(bytes.NewReader(b))
 	if err != nil {
-		return nil, fmt.Errorf("compressed register body: %w", err)
+		return nil, 0, fmt.Errorf("compressed register body: %w", err)
 	}
-	data, err := io.ReadAll(io.LimitReader(zr, int64(maxInflated)+1))
-	if err != nil {
-		return nil, fmt.Errorf("compressed register body: inflate: %w", err)
-	}
-	if len(data) > maxInflated {
-		return nil, fmt.Errorf("compressed register body: inflates beyond %d bytes", maxInflated)
-	}
-	rd := sectionReader{data: data}
+	rd := sectionReader{r: bufio.NewReader(zr), max: maxInflated}
 
-	rb := &RegisterBroker{}
-	dvJSON, err := rd.chunk()
+	rb = &RegisterBroker{}
+	dvJSON, err := rd.chunk(maxRecordSection)
 	if err != nil {
-		return nil, fmt.Errorf("compressed register body: data version: %w", err)
+		return nil, 0, fmt.Errorf("compressed register body: data version: %w", err)
 	}
 	if rb.DataVersion, _, err = DecodeDataVersion(dvJSON); err != nil {
-		return nil, fmt.Errorf("compressed register body: %w", err)
+		return nil, 0, fmt.Errorf("compressed register body: %w", err)
 	}
 
-	n, err := rd.count(4) // each record has at least its length word
+	count, err := rd.count() // each record has at least its length word
 	if err != nil {
-		return nil, fmt.Errorf("compressed register body: topic count: %w", err)
+		return nil, 0, fmt.Errorf("compressed register body: topic count: %w", err)
 	}
-	// n is only checked against 4 bytes a record; a 64-byte TopicConfig
-	// per claimed record would let a zlib bomb ask for 16 times
-	// MaxInflated. Records that really follow grow the slice as they parse.
-	rb.Topics = make([]TopicConfig, 0, min(n, maxPrealloc))
-	for i := 0; i < n; i++ {
-		rec, err := rd.chunk()
+	// count is only checked against 4 bytes a record; a 64-byte
+	// TopicConfig per claimed record would let a zlib bomb ask for 16
+	// times the limit. Records that really follow grow the slice.
+	rb.Topics = make([]TopicConfig, 0, min(count, maxPrealloc))
+	for i := 0; i < count; i++ {
+		rec, err := rd.chunk(maxRecordSection)
 		if err != nil {
-			return nil, fmt.Errorf("compressed register body: topic %d: %w", i, err)
+			return nil, 0, fmt.Errorf("compressed register body: topic %d: %w", i, err)
 		}
 		tc, err := parseTopicRecord(rec)
 		if err != nil {
-			return nil, fmt.Errorf("compressed register body: topic %d: %w", i, err)
+			return nil, 0, fmt.Errorf("compressed register body: topic %d: %w", i, err)
 		}
 		rb.Topics = append(rb.Topics, tc)
 	}
 
-	fsJSON, err := rd.chunk()
+	fsJSON, err := rd.chunk(maxListSection)
 	if err != nil {
-		return nil, fmt.Errorf("compressed register body: filter server list: %w", err)
+		return nil, 0, fmt.Errorf("compressed register body: filter server list: %w", err)
 	}
 	// Java logs a bad list and goes on with an empty one; a JSON null
 	// gives no list at all.
@@ -91,81 +106,143 @@ func decodeCompressed(b []byte, version int32, maxInflated int) (*RegisterBroker
 	}
 
 	if version >= versionV5_0_0 {
-		m, err := rd.count(4)
+		m, err := rd.count()
 		if err != nil {
-			return nil, fmt.Errorf("compressed register body: mapping count: %w", err)
+			return nil, 0, fmt.Errorf("compressed register body: mapping count: %w", err)
 		}
 		for i := 0; i < m; i++ {
-			js, err := rd.chunk()
+			js, err := rd.chunk(maxListSection)
 			if err != nil {
-				return nil, fmt.Errorf("compressed register body: mapping %d: %w", i, err)
+				return nil, 0, fmt.Errorf("compressed register body: mapping %d: %w", i, err)
 			}
 			var head struct {
 				Topic *string `json:"topic"`
 			}
-			std, err := compactStandard(js)
+			stored, err := compactStored(js)
 			if err == nil {
-				err = jsonAPI.Unmarshal(std, &head)
+				err = jsonAPI.Unmarshal(stored, &head)
 			}
 			if err != nil {
-				return nil, fmt.Errorf("compressed register body: mapping %d: %w", i, err)
+				return nil, 0, fmt.Errorf("compressed register body: mapping %d: %w", i, err)
 			}
 			if head.Topic == nil {
 				// Java's map refuses the null key and the registration fails.
-				return nil, fmt.Errorf("compressed register body: mapping %d: no topic", i)
+				return nil, 0, fmt.Errorf("compressed register body: mapping %d: no topic", i)
 			}
 			if rb.MappingInfo == nil {
 				rb.MappingInfo = make(map[string][]byte, min(m, maxPrealloc))
 			}
-			rb.MappingInfo[*head.Topic] = std
+			rb.MappingInfo[*head.Topic] = stored
 		}
 	}
-	return rb, nil
+	if err := rd.end(); err != nil {
+		return nil, 0, fmt.Errorf("compressed register body: %w", err)
+	}
+	return rb, rd.used, nil
 }
 
-// sectionReader reads length-prefixed sections from the inflated bytes.
+// sectionReader reads length-prefixed sections straight from the
+// inflating stream.
 type sectionReader struct {
-	data []byte
-	off  int
+	r    *bufio.Reader
+	max  int    // the limit on all sections together
+	used int    // inflated bytes the sections have taken
+	big  []byte // sections longer than r's buffer, reused
 }
 
 var errShort = errors.New("truncated")
 
-func (r *sectionReader) int32() (int32, error) {
-	if len(r.data)-r.off < 4 {
-		return 0, errShort
+// take returns the next n inflated bytes, valid until the next call.
+func (r *sectionReader) take(n int) ([]byte, error) {
+	if n > r.max-r.used {
+		return nil, fmt.Errorf("%d bytes at offset %d: inflates beyond %d bytes", n, r.used, r.max)
 	}
-	v := int32(binary.BigEndian.Uint32(r.data[r.off:]))
-	r.off += 4
-	return v, nil
+	r.used += n
+	var b []byte
+	var err error
+	if n <= r.r.Size() {
+		// Peek hands out the buffered bytes without a copy.
+		if b, err = r.r.Peek(n); err == nil {
+			_, err = r.r.Discard(n)
+		}
+	} else {
+		b, err = r.readLong(n)
+	}
+	switch err {
+	case nil:
+		return b, nil
+	case io.EOF, io.ErrUnexpectedEOF:
+		return nil, errShort
+	}
+	return nil, fmt.Errorf("inflate: %w", err)
+}
+
+// readLong reads a section longer than r's buffer, growing the buffer as
+// the bytes arrive rather than by the length claimed: a lie then costs
+// what the stream really holds.
+func (r *sectionReader) readLong(n int) ([]byte, error) {
+	b := r.big[:0]
+	for len(b) < n {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, min(n-len(b), max(len(b), r.r.Size())))
+		}
+		m, err := io.ReadFull(r.r, b[len(b):min(n, cap(b))])
+		b = b[:len(b)+m]
+		if err != nil {
+			return nil, err
+		}
+	}
+	r.big = b
+	return b, nil
+}
+
+func (r *sectionReader) int32() (int32, error) {
+	b, err := r.take(4)
+	if err != nil {
+		return 0, err
+	}
+	return int32(binary.BigEndian.Uint32(b)), nil
 }
 
 // count reads an element count and checks that count elements of at least
-// minSize bytes each could still follow.
-func (r *sectionReader) count(minSize int) (int, error) {
+// their 4-byte length word each fit under the limit.
+func (r *sectionReader) count() (int, error) {
 	v, err := r.int32()
 	if err != nil {
 		return 0, err
 	}
-	if v < 0 || int64(v)*int64(minSize) > int64(len(r.data)-r.off) {
-		return 0, fmt.Errorf("count %d exceeds the %d bytes left", v, len(r.data)-r.off)
+	if v < 0 {
+		return 0, fmt.Errorf("negative count %d", v)
+	}
+	if need := int64(v) * 4; need > int64(r.max-r.used) {
+		return 0, fmt.Errorf("count %d at offset %d: inflates beyond %d bytes", v, r.used, r.max)
 	}
 	return int(v), nil
 }
 
-// chunk reads a length and that many bytes; the slice points into the
-// inflated buffer.
-func (r *sectionReader) chunk() ([]byte, error) {
+// chunk reads a length, at most limit, and that many bytes, valid until
+// the next read.
+func (r *sectionReader) chunk(limit int) ([]byte, error) {
 	v, err := r.int32()
 	if err != nil {
 		return nil, err
 	}
-	if v < 0 || int64(v) > int64(len(r.data)-r.off) {
-		return nil, fmt.Errorf("length %d exceeds the %d bytes left", v, len(r.data)-r.off)
+	if v < 0 {
+		return nil, fmt.Errorf("negative length %d", v)
 	}
-	b := r.data[r.off : r.off+int(v)]
-	r.off += int(v)
-	return b, nil
+	if int(v) > limit {
+		return nil, fmt.Errorf("length %d exceeds the %d bytes such a section can hold", v, limit)
+	}
+	return r.take(int(v))
+}
+
+// end inflates at most trailWindow bytes past the last section: a stream
+// that ends within them must end well (checksum and all).
+func (r *sectionReader) end() error {
+	if _, err := r.r.Discard(trailWindow); err != nil && err != io.EOF {
+		return fmt.Errorf("inflate: %w", err)
+	}
+	return nil
 }
 
 // parseTopicRecord parses TopicConfig.encode() text: "name read write perm
@@ -208,12 +285,15 @@ func parseTopicRecord(rec []byte) (TopicConfig, error) {
 	if tc.Perm, err = parseInt32(fields[3]); err != nil {
 		return TopicConfig{}, fmt.Errorf("record %q: perm: %w", rec, err)
 	}
-	switch ft := string(fields[4]); ft {
-	case "SINGLE_TAG", "MULTI_TAG":
-		tc.TopicFilterType = ft
+	// The constants are shared by every topic; a copy per record would not be.
+	switch string(fields[4]) {
+	case "SINGLE_TAG":
+		tc.TopicFilterType = "SINGLE_TAG"
+	case "MULTI_TAG":
+		tc.TopicFilterType = "MULTI_TAG"
 	default:
 		// TopicFilterType.valueOf throws on anything else.
-		return TopicConfig{}, fmt.Errorf("record %q: unknown topicFilterType %q", rec, ft)
+		return TopicConfig{}, fmt.Errorf("record %q: unknown topicFilterType %q", rec, fields[4])
 	}
 	if nf == 6 {
 		var attrs map[string]string

@@ -155,7 +155,8 @@ func jsonBool(val []byte) (bool, error) {
 }
 
 // rawTable decodes an object of opaque objects (static-topic mappings) into
-// compact standard JSON per key; it stays nil when the object is empty.
+// their stored form (see compactStored) per key; it stays nil when the
+// object is empty.
 type rawTable map[string][]byte
 
 func (t *rawTable) UnmarshalJSON(b []byte) error {
@@ -167,7 +168,7 @@ func (t *rawTable) UnmarshalJSON(b []byte) error {
 		if err != nil {
 			return fmt.Errorf("mapping key %q: %w", key, err)
 		}
-		v, err := compactStandard(val)
+		v, err := compactStored(val)
 		if err != nil {
 			return fmt.Errorf("mapping %q: %w", name, err)
 		}
@@ -201,15 +202,25 @@ type registerBrokerJSON struct {
 // with the last one, as Java's map would. A record without a topicName
 // (or with an empty one) is named by its map key; fields a record omits
 // take Java's TopicConfig defaults (16/16 queues, perm 6, SINGLE_TAG).
-// MappingInfo holds each topicQueueMappingInfoMap value re-encoded as
-// compact standard JSON (bare keys quoted), nil when there is none;
+// MappingInfo holds each topicQueueMappingInfoMap value re-encoded in the
+// stored form of compactStored (bare keys quoted), nil when there is none;
 // topicQueueMappingDetailMap is skipped, the NameServer never reads it.
 func DecodeRegisterBroker(b []byte, compressed bool, version int32) (*RegisterBroker, error) {
+	return DecodeRegisterBrokerMax(b, compressed, version, MaxInflated)
+}
+
+// DecodeRegisterBrokerMax is DecodeRegisterBroker with the bound on what a
+// compressed body's sections may inflate to (at most MaxInflated). The
+// server passes its frame limit: the compressed layout is so dense (a topic
+// record can be 20 bytes) that a body of a few hundred KB could otherwise
+// carry millions of topics, far more than an uncompressed frame may.
+func DecodeRegisterBrokerMax(b []byte, compressed bool, version int32, maxInflated int) (*RegisterBroker, error) {
 	if len(b) == 0 {
 		return &RegisterBroker{}, nil
 	}
 	if compressed {
-		return decodeCompressed(b, version, MaxInflated)
+		rb, _, err := decodeCompressed(b, version, min(maxInflated, MaxInflated))
+		return rb, err
 	}
 	b = Lenient(b)
 	var w *topicConfigWrapperJSON
@@ -307,8 +318,8 @@ type topicRouteJSON struct {
 
 // DecodeTopicRoute decodes a TopicRouteData body in either dialect (also
 // the REGISTER_TOPIC_IN_NAMESRV body). Broker addresses come out sorted by
-// id; MappingByBroker values are compact standard JSON. The result never
-// aliases b.
+// id; MappingByBroker values are in the stored form of compactStored. The
+// result never aliases b.
 func DecodeTopicRoute(b []byte) (*TopicRoute, error) {
 	var v topicRouteJSON
 	if err := jsonAPI.Unmarshal(Lenient(b), &v); err != nil {

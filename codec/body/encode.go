@@ -3,8 +3,10 @@
 package body
 
 import (
+	"cmp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // AppendTopicRoute appends the GET_ROUTEINFO_BY_TOPIC body in dialect d.
@@ -155,6 +157,10 @@ func appendStringListMap(dst []byte, m map[string][]string, d Dialect) []byte {
 	return append(dst, '}')
 }
 
+// sortedKeys returns m's keys in the order of the TreeMap that Standard's
+// MapSortField writes through. Legacy maps are Java HashMaps, in an order
+// no reader relies on; they get the same order so equal maps give equal
+// bytes in both dialects.
 func sortedKeys[V any](m map[string]V) []string {
 	if len(m) == 0 {
 		return nil
@@ -163,8 +169,57 @@ func sortedKeys[V any](m map[string]V) []string {
 	for k := range m {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, strings.Compare)
+	slices.SortFunc(keys, compareUTF16)
 	return keys
+}
+
+// compareUTF16 orders strings as Java's String.compareTo does, by UTF-16
+// code units. That differs from byte (code point) order only where a
+// character above U+FFFF meets one in U+E000..U+FFFF: its surrogate pair
+// starts below U+E000, so it sorts first. Invalid UTF-8 counts as U+FFFD,
+// as Java decodes it; strings still equal then fall back to byte order so
+// that the output does not depend on map iteration.
+func compareUTF16(a, b string) int {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if ca, cb := a[i], b[j]; ca < utf8.RuneSelf && cb < utf8.RuneSelf {
+			if ca != cb {
+				return cmp.Compare(ca, cb)
+			}
+			i++
+			j++
+			continue
+		}
+		ra, na := utf8.DecodeRuneInString(a[i:])
+		rb, nb := utf8.DecodeRuneInString(b[j:])
+		if ra != rb {
+			ha, la := utf16Units(ra)
+			hb, lb := utf16Units(rb)
+			if ha != hb {
+				return cmp.Compare(ha, hb)
+			}
+			return cmp.Compare(la, lb)
+		}
+		i += na
+		j += nb
+	}
+	switch {
+	case i < len(a):
+		return 1
+	case j < len(b):
+		return -1
+	}
+	return strings.Compare(a, b)
+}
+
+// utf16Units returns r's UTF-16 encoding: one unit and 0, or a surrogate
+// pair.
+func utf16Units(r rune) (rune, rune) {
+	if r < 0x10000 {
+		return r, 0
+	}
+	r -= 0x10000
+	return 0xD800 + r>>10, 0xDC00 + r&0x3FF
 }
 
 // AppendClusterInfo appends the GET_BROKER_CLUSTER_INFO body, always in the

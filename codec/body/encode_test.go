@@ -3,6 +3,8 @@
 package body
 
 import (
+	"cmp"
+	"strings"
 	"testing"
 )
 
@@ -179,4 +181,79 @@ func TestAppendBrokerMemberGroup(t *testing.T) {
 	f("c", "nosuch", nil, `{"brokerMemberGroup":{"brokerAddrs":{},"brokerName":"nosuch","cluster":"c"}}`)
 	f("c", "b", []BrokerAddr{{3, "x"}, {1, "y"}, {1, "z"}},
 		`{"brokerMemberGroup":{"brokerAddrs":{1:"y",1:"z",3:"x"},"brokerName":"b","cluster":"c"}}`)
+}
+
+// A static-topic mapping whose epoch is beyond 2^53-1, registered by a
+// broker and sent back in a route: Java's legacy writer writes the long as
+// a number, its standard one as a string.
+func TestLegacyMappingBigLongStaysANumber(t *testing.T) {
+	const mapping = `{"bname":"broker-a","currIdMap":{0:0},"dirty":false,"epoch":9007199254740993,"scope":"__global__","topic":"S","totalQueues":1}`
+	reg := `{"filterServerList":[],"topicConfigSerializeWrapper":{"dataVersion":{"counter":1,"timestamp":1},"topicConfigTable":{},` +
+		`"topicQueueMappingInfoMap":{"S":` + mapping + `}}}`
+	rb, err := DecodeRegisterBroker([]byte(reg), false, 413)
+	if err != nil {
+		t.Fatal(err)
+	}
+	z, err := EncodeRegisterBroker(rb, true, 413)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rbz, err := DecodeRegisterBroker(z, true, 413)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, info := range map[string][]byte{"plain": rb.MappingInfo["S"], "compressed": rbz.MappingInfo["S"]} {
+		r := &TopicRoute{MappingByBroker: map[string][]byte{"broker-a": info}}
+		if got := string(AppendTopicRoute(nil, r, Legacy)); !strings.Contains(got, `"topicQueueMappingByBroker":{"broker-a":`+mapping+`}`) {
+			t.Errorf("%s registration, legacy route: %s", name, got)
+		}
+		if got := string(AppendTopicRoute(nil, r, Standard)); !strings.Contains(got, `"epoch":"9007199254740993"`) {
+			t.Errorf("%s registration, standard route: %s", name, got)
+		}
+	}
+	// What a broker sends on is written back the same way.
+	plain, err := EncodeRegisterBroker(rb, false, 413)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(plain), `"topicQueueMappingInfoMap":{"S":`+mapping+`}`) {
+		t.Errorf("re-encoded registration: %s", plain)
+	}
+}
+
+// Standard is fastjson with MapSortField: map keys go through a TreeMap,
+// i.e. String.compareTo, which orders UTF-16 code units. A character above
+// U+FFFF (surrogates from 0xD800) sorts before U+FF21; byte order puts it
+// after.
+func TestStandardMapKeysSortLikeJavaTreeMap(t *testing.T) {
+	m := []byte(`{"bname":"x","currIdMap":{},"dirty":false,"epoch":1,"scope":"__global__","topic":"T","totalQueues":1}`)
+	r := &TopicRoute{
+		FilterServerTable: map[string][]string{"\uFF21": {"a"}, "\U0001F600": {"b"}, "z": {"c"}},
+		MappingByBroker:   map[string][]byte{"\uFF21": m, "\U0001F600": m},
+	}
+	got := string(AppendTopicRoute(nil, r, Standard))
+	if !strings.Contains(got, `"filterServerTable":{"z":["c"],"\uD83D\uDE00":["b"],"\uFF21":["a"]}`) {
+		t.Errorf("filterServerTable order differs from Java's TreeMap: %s", got)
+	}
+	if !strings.Contains(got, `"topicQueueMappingByBroker":{"\uD83D\uDE00":`) {
+		t.Errorf("topicQueueMappingByBroker order differs from Java's TreeMap: %s", got)
+	}
+	if got := string(AppendKVTable(nil, map[string]string{"\uFF21": "1", "\U0001F600": "2"})); got != `{"table":{"😀":"2","Ａ":"1"}}` {
+		t.Errorf("kv table: %s", got)
+	}
+}
+
+func TestCompareUTF16(t *testing.T) {
+	// Each key sorts strictly before the next, as String.compareTo has it.
+	ordered := []string{"", "A", "AB", "B", "a", "\u00e9", "\u4e2d", "\U00010000", "\U0001F600", "\U0010FFFF", "\ue000", "\uff21", "\uff21a", "\ufffd", "\xff", "\xffa", "\ufffd\xff"}
+	for i, a := range ordered {
+		for j, b := range ordered {
+			if got, want := compareUTF16(a, b), cmp.Compare(i, j); got != want {
+				t.Errorf("compareUTF16(%q, %q) = %d, want %d", a, b, got, want)
+			}
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { compareUTF16("broker-\uFF21", "broker-\U0001F600") }); n != 0 {
+		t.Errorf("%v allocations per comparison", n)
+	}
 }

@@ -77,6 +77,14 @@ func FuzzAppendJSON(f *testing.F) {
 		if _, err := appendJSON(nil, b, Legacy); err != nil {
 			t.Fatalf("legacy failed where standard worked: %v", err)
 		}
+		// Keeping a value in the stored form loses nothing Standard writes.
+		stored, err := compactStored(b)
+		if err != nil {
+			t.Fatalf("not storable where standard worked: %v", err)
+		}
+		if via, err := appendJSON(nil, stored, Standard); err != nil || !bytes.Equal(via, std) {
+			t.Fatalf("stored %q writes %q, not %q (%v)", stored, via, std, err)
+		}
 	})
 }
 
@@ -87,8 +95,9 @@ const fuzzInflateLimit = 4 << 10
 // FuzzCompressedLayout fuzzes the inflated form of a compressed
 // registration (length-prefixed sections and topic text records): the
 // input is deflated here, so mutations reach the section reader instead of
-// dying on the zlib checksum. What inflates beyond the limit must be
-// refused; what decodes must survive an encode and a decode.
+// dying on the zlib checksum. The limit counts the bytes the sections take
+// and nothing else; those bytes alone decide the result; what decodes must
+// survive an encode and a decode.
 func FuzzCompressedLayout(f *testing.F) {
 	for _, fr := range loadVectors(f) {
 		if fr.Dir != "req" || fr.Code != 103 {
@@ -117,27 +126,44 @@ func FuzzCompressedLayout(f *testing.F) {
 	f.Add(layout(`{"counter":1,"timestamp":2}`, 2, "T 1 1 6 SINGLE_TAG", " 1 1 6 MULTI_TAG  ", `null`), int32(409))
 	f.Add(layout(`{}`, 0x7fffffff), int32(409))
 	f.Add(bytes.Repeat([]byte{0}, fuzzInflateLimit+1), int32(409))
+	f.Add(append(layout(`{}`, 0, "["+strings.Repeat(" ", fuzzInflateLimit)+"]"), 0, 0, 0, 0), int32(413))
 
 	f.Fuzz(func(t *testing.T, raw []byte, version int32) {
-		rb, err := decodeCompressed(deflate(t, raw), version, fuzzInflateLimit)
-		if len(raw) > fuzzInflateLimit {
-			if err == nil || !strings.Contains(err.Error(), "inflates beyond") {
-				t.Fatalf("%d inflated bytes accepted past the %d-byte limit (err %v)", len(raw), fuzzInflateLimit, err)
+		z := deflate(t, raw)
+		rb, n, err := decodeCompressed(z, version, fuzzInflateLimit)
+		full, fullN, fullErr := decodeCompressed(z, version, MaxInflated)
+		switch {
+		case err == nil && (fullErr != nil || n != fullN || !reflect.DeepEqual(rb, full)):
+			t.Fatalf("the limit changed an accepted body: %+v (%d bytes) vs %+v (%d bytes, %v)", rb, n, full, fullN, fullErr)
+		case err == nil && n > fuzzInflateLimit:
+			t.Fatalf("%d inflated bytes accepted past the %d-byte limit", n, fuzzInflateLimit)
+		case err != nil && fullErr == nil && fullN <= fuzzInflateLimit:
+			t.Fatalf("sections of %d bytes refused under the %d-byte limit: %v", fullN, fuzzInflateLimit, err)
+		}
+		if fullErr != nil {
+			return
+		}
+		// The sections are the first fullN bytes: cut there the body
+		// decodes the same, a byte shorter it does not decode.
+		if fullN < len(raw) {
+			cut, cutN, err := decodeCompressed(deflate(t, raw[:fullN]), version, MaxInflated)
+			if err != nil || cutN != fullN || !reflect.DeepEqual(cut, full) {
+				t.Fatalf("the bytes after the sections changed the result: %+v vs %+v (%v)", cut, full, err)
 			}
-			return
 		}
-		if err != nil {
-			return
+		if _, _, err := decodeCompressed(deflate(t, raw[:fullN-1]), version, MaxInflated); err == nil {
+			t.Fatalf("decodes without the last of its %d section bytes", fullN)
 		}
-		enc, err := EncodeRegisterBroker(rb, true, version)
+
+		enc, err := EncodeRegisterBroker(full, true, version)
 		if err != nil {
 			t.Fatalf("encode of decoded body: %v", err)
 		}
-		again, err := decodeCompressed(enc, version, MaxInflated)
+		again, _, err := decodeCompressed(enc, version, MaxInflated)
 		if err != nil {
-			t.Fatalf("decode of re-encoded body: %v\n%+v", err, rb)
+			t.Fatalf("decode of re-encoded body: %v\n%+v", err, full)
 		}
-		sameRegistration(t, rb, again, version)
+		sameRegistration(t, full, again, version)
 	})
 }
 

@@ -379,21 +379,35 @@ func hex4(raw []byte, i int) (rune, bool) {
 
 // reencoder rewrites one strict JSON value compactly in a dialect. It is
 // how opaque nested objects (TopicQueueMappingInfo) are stored and sent:
-// strings are re-escaped for the dialect, big integers quoted in Standard,
-// and in Legacy the integer keys of the Integer-keyed maps fastjson knows
-// (currIdMap, hostedQueues) are written bare again. Member order is kept.
+// strings are re-escaped for the dialect, big integers quoted when Standard
+// is written (never when stored), and in Legacy the integer keys of the
+// Integer-keyed maps fastjson knows (currIdMap, hostedQueues) are written
+// bare again. Member order is kept.
 type reencoder struct {
-	src   []byte
-	pos   int
-	d     Dialect
-	depth int
+	src      []byte
+	pos      int
+	d        Dialect
+	quoteBig bool // write integers beyond +-2^53-1 as strings
+	depth    int
 }
 
 // appendJSON appends src, a single JSON value (bare keys allowed), in
 // dialect d.
 func appendJSON(dst, src []byte, d Dialect) ([]byte, error) {
-	src = Lenient(src)
-	e := reencoder{src: src, d: d}
+	return reencode(dst, src, reencoder{d: d, quoteBig: d == Standard})
+}
+
+// compactStored returns src in a new slice in the form static-topic
+// mappings are kept in: compact, keys quoted, strings escaped as Standard
+// escapes them, numbers as they came. Quoting big longs is the Standard
+// writer's business: stored quoted, an epoch beyond 2^53 would reach a
+// Legacy reader as a string where Java writes the number.
+func compactStored(src []byte) ([]byte, error) {
+	return reencode(make([]byte, 0, len(src)), src, reencoder{d: Standard})
+}
+
+func reencode(dst, src []byte, e reencoder) ([]byte, error) {
+	e.src = Lenient(src)
 	dst, err := e.value(dst, false)
 	if err != nil {
 		return dst, err
@@ -402,11 +416,6 @@ func appendJSON(dst, src []byte, d Dialect) ([]byte, error) {
 		return dst, fmt.Errorf("trailing data at offset %d", e.pos)
 	}
 	return dst, nil
-}
-
-// compactStandard returns src as compact standard JSON in a new slice.
-func compactStandard(src []byte) ([]byte, error) {
-	return appendJSON(make([]byte, 0, len(src)), src, Standard)
 }
 
 func (e *reencoder) value(dst []byte, intKeys bool) ([]byte, error) {
@@ -586,7 +595,7 @@ func (e *reencoder) number(dst []byte) ([]byte, error) {
 	}
 	e.pos = i
 	num := src[start:i]
-	if e.d == Standard && i == intEnd && beyondSafeLong(src[intStart:intEnd]) {
+	if e.quoteBig && i == intEnd && beyondSafeLong(src[intStart:intEnd]) {
 		dst = append(dst, '"')
 		dst = append(dst, num...)
 		return append(dst, '"'), nil
@@ -635,7 +644,7 @@ func appendRawString(dst, raw []byte, d Dialect) ([]byte, error) {
 		if err != nil {
 			return dst, err
 		}
-		if r >= utf8.RuneSelf && d == Legacy && r != 0x2028 && r != 0x2029 {
+		if d == Legacy && legacyRaw(r) {
 			dst = utf8.AppendRune(dst, r)
 		} else {
 			dst = appendEscapedRune(dst, r, d)

@@ -95,6 +95,34 @@ func TestAppendJSONDialects(t *testing.T) {
 		`{"big":9007199254740992,"ok":9007199254740991,"neg":-9223372036854775808,"f":1.5e3}`,
 		`{"big":"9007199254740992","ok":9007199254740991,"neg":"-9223372036854775808","f":1.5e3}`)
 	f(`[true,false,null,[],{}]`, `[true,false,null,[],{}]`, `[true,false,null,[],{}]`)
+	f("{\"s\":\"\u0085\\u009f\u00a0\"}", "{\"s\":\"\\u0085\\u009F\u00a0\"}", `{"s":"\u0085\u009F\u00A0"}`)
+}
+
+// Mappings are stored with their numbers as they came: a long beyond 2^53
+// is quoted when Standard is written, and Legacy writes the number bare
+// as Java's writer does.
+func TestCompactStoredKeepsNumbers(t *testing.T) {
+	in := `{"bname":"b/ü","currIdMap":{0:0},"epoch":9007199254740993,"neg":-9007199254740993,"ok":9007199254740991}`
+	stored, err := compactStored([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"bname":"b\/\u00FC","currIdMap":{"0":0},"epoch":9007199254740993,"neg":-9007199254740993,"ok":9007199254740991}`
+	if string(stored) != want {
+		t.Fatalf("stored\ngot  %s\nwant %s", stored, want)
+	}
+	for _, c := range []struct {
+		d    Dialect
+		want string
+	}{
+		{Legacy, `{"bname":"b/ü","currIdMap":{0:0},"epoch":9007199254740993,"neg":-9007199254740993,"ok":9007199254740991}`},
+		{Standard, `{"bname":"b\/\u00FC","currIdMap":{"0":0},"epoch":"9007199254740993","neg":"-9007199254740993","ok":9007199254740991}`},
+	} {
+		got, err := appendJSON(nil, stored, c.d)
+		if err != nil || string(got) != c.want {
+			t.Errorf("dialect %d\ngot  %s (%v)\nwant %s", c.d, got, err, c.want)
+		}
+	}
 }
 
 func TestAppendJSONRejects(t *testing.T) {

@@ -49,7 +49,9 @@ type RegisterBroker struct {
 	// Topics keeps the body's order.
 	Topics []TopicConfig
 	// MappingInfo holds topicQueueMappingInfoMap entries (static topics,
-	// 5.x) as compact standard JSON, keyed by topic; nil when absent.
+	// 5.x) as compact JSON with quoted keys, Standard's string escapes and
+	// numbers as sent (big longs are quoted only when Standard is written),
+	// keyed by topic; nil when absent.
 	MappingInfo map[string][]byte
 }
 
@@ -89,7 +91,8 @@ type TopicRoute struct {
 	FilterServerTable map[string][]string // brokerAddr -> filter servers; always written, {} when empty
 	OrderTopicConf    string              // omitted when ""
 	// MappingByBroker is topicQueueMappingByBroker: brokerName -> the
-	// TopicQueueMappingInfo as compact standard JSON; omitted when nil.
+	// TopicQueueMappingInfo in the form of RegisterBroker.MappingInfo (any
+	// JSON the encoder can re-encode will do); omitted when nil.
 	MappingByBroker map[string][]byte
 }
 

@@ -25,11 +25,12 @@ var asciiSafe = func() (t [utf8.RuneSelf]bool) {
 // AppendString appends s as a quoted JSON string in dialect d.
 //
 // Both dialects escape '"', '\\', the short control escapes (\b \t \n \f
-// \r), other controls and DEL as upper-case \u00XX, and U+2028/U+2029
-// (fastjson does so to keep JSONP safe). Standard also writes '/' as "\/"
-// and every non-ASCII rune as upper-case \uXXXX, as UTF-16 surrogate pairs
-// above the BMP. Invalid UTF-8 becomes U+FFFD, which is what Java would
-// have held after decoding the same bytes.
+// \r), other controls, DEL and the C1 controls U+0080..U+009F as
+// upper-case \u00XX, and U+2028/U+2029 (fastjson does so to keep JSONP
+// safe). Standard also writes '/' as "\/" and every non-ASCII rune as
+// upper-case \uXXXX, as UTF-16 surrogate pairs above the BMP. Invalid
+// UTF-8 becomes U+FFFD, which is what Java would have held after decoding
+// the same bytes.
 func AppendString(dst []byte, s string, d Dialect) []byte {
 	dst = append(dst, '"')
 	start := 0
@@ -48,7 +49,7 @@ func AppendString(dst []byte, s string, d Dialect) []byte {
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		invalid := r == utf8.RuneError && size == 1
-		if d == Legacy && !invalid && r != 0x2028 && r != 0x2029 {
+		if d == Legacy && !invalid && legacyRaw(r) {
 			i += size
 			continue
 		}
@@ -84,7 +85,7 @@ func appendEscapedRune(dst []byte, r rune, d Dialect) []byte {
 		}
 		return append(dst, '/')
 	}
-	if r < 0x20 || r == 0x7F || r == 0x2028 || r == 0x2029 {
+	if r < 0x20 || r >= 0x7F && r < 0xA0 || r == 0x2028 || r == 0x2029 {
 		return appendU4(dst, r)
 	}
 	if r < utf8.RuneSelf {
@@ -99,6 +100,14 @@ func appendEscapedRune(dst []byte, r rune, d Dialect) []byte {
 		return appendU4(dst, 0xDC00+(r&0x3FF))
 	}
 	return appendU4(dst, r)
+}
+
+// legacyRaw reports whether Legacy writes the non-ASCII rune r unescaped.
+// fastjson's table of characters to escape
+// (IOUtils.specicalFlags_doubleQuotes) runs up to U+009F, so the C1
+// controls are escaped like DEL; U+2028 and U+2029 are escaped for JSONP.
+func legacyRaw(r rune) bool {
+	return r >= 0xA0 && r != 0x2028 && r != 0x2029
 }
 
 func appendU4(dst []byte, r rune) []byte {

@@ -2,6 +2,7 @@
 package body
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -21,6 +22,10 @@ func TestAppendStringLegacy(t *testing.T) {
 	f("\x7f", `"\u007F"`)
 	f("a/b", `"a/b"`)
 	f("\u2028x\u2029", `"\u2028x\u2029"`)
+	// fastjson escapes the C1 controls as it escapes DEL; U+00A0 on is raw.
+	f("a\u0085b", `"a\u0085b"`)
+	f("\u0080", `"\u0080"`)
+	f("x\u009fy\u00a0z", "\"x\\u009Fy\u00a0z\"")
 	f("ünïcode", `"ünïcode"`)
 	f("中文", `"中文"`)
 	f("😀", `"😀"`)
@@ -80,5 +85,26 @@ func TestAppendStringNoAlloc(t *testing.T) {
 	})
 	if n != 0 {
 		t.Fatalf("allocations per run: %v, want 0", n)
+	}
+}
+
+// The C1 rule reaches every legacy string: bean fields, map keys and
+// values, and strings inside a stored mapping.
+func TestLegacyEscapesC1Controls(t *testing.T) {
+	r := &TopicRoute{OrderTopicConf: "broker-a:4\u0085", MappingByBroker: map[string][]byte{
+		"broker-a": []byte("{\"topic\":\"T\u0086\",\"scope\":\"\\u0087\"}"),
+	}}
+	got := string(AppendTopicRoute(nil, r, Legacy))
+	for _, want := range []string{`"orderTopicConf":"broker-a:4\u0085"`, `"broker-a":{"topic":"T\u0086","scope":"\u0087"}`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("legacy route lacks %s: %s", want, got)
+		}
+	}
+	if got := string(AppendKVTable(nil, map[string]string{"k\u0090": "v\u0091"})); got != `{"table":{"k\u0090":"v\u0091"}}` {
+		t.Errorf("kv table: %s", got)
+	}
+	// Standard writes every non-ASCII rune escaped; nothing changes there.
+	if got := string(AppendString(nil, "\u0085\u00a0", Standard)); got != `"\u0085\u00A0"` {
+		t.Errorf("standard: %s", got)
 	}
 }

@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rocketns/rocketns/codec"
 )
@@ -43,8 +45,14 @@ type Client struct {
 
 	opaque atomic.Int32
 
-	wmu  sync.Mutex // serialises frame writes
-	wbuf []byte     // guarded by wmu
+	// wsem serialises frame writes; a channel rather than a mutex so that
+	// a caller queued behind a stuck write still leaves when its ctx ends.
+	wsem chan struct{}
+	wbuf []byte // guarded by wsem
+	// writeFailKeeps: a write that timed out before sending a byte leaves
+	// the stream in frame. Not so over TLS, whose state is lost on any
+	// failed write.
+	writeFailKeeps bool
 
 	mu      sync.Mutex
 	pending map[int32]chan result // guarded by mu
@@ -63,7 +71,9 @@ func Dial(ctx context.Context, addr string) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", addr, err)
 	}
-	return newClient(addr, conn), nil
+	c := newClient(addr, conn)
+	c.writeFailKeeps = true
+	return c, nil
 }
 
 // newClient starts the reader goroutine on an established connection.
@@ -73,6 +83,7 @@ func newClient(addr string, conn net.Conn) *Client {
 		conn:    conn,
 		pending: make(map[int32]chan result),
 		done:    make(chan struct{}),
+		wsem:    make(chan struct{}, 1),
 	}
 	go c.readLoop()
 	return c
@@ -84,7 +95,11 @@ func (c *Client) Addr() string { return c.addr }
 // Invoke sends req and waits for its response. It sets req.Opaque (from a
 // per-client counter) and clears req.Flag; the header is JSON unless
 // req.SerializeType says otherwise. The returned Command owns its memory.
-// When ctx ends first the call is forgotten: a late reply is dropped.
+// When ctx ends first the call is forgotten: a late reply is dropped. A
+// request whose ctx ends before it is sent is not sent, and the connection
+// stays up for the other callers; one whose ctx ends while its frame is
+// half-written takes the connection down, since nothing after half a frame
+// could be parsed.
 func (c *Client) Invoke(ctx context.Context, req *codec.Command) (*codec.Command, error) {
 	req.Opaque = c.opaque.Add(1)
 	req.Flag = 0
@@ -116,6 +131,12 @@ func (c *Client) Invoke(ctx context.Context, req *codec.Command) (*codec.Command
 // InvokeOneway sends req with the oneway flag: the server applies it and
 // sends nothing back.
 func (c *Client) InvokeOneway(req *codec.Command) error {
+	return c.InvokeOnewayContext(context.Background(), req)
+}
+
+// InvokeOnewayContext is InvokeOneway whose send gives up when ctx ends,
+// so a peer that stops reading cannot hold a periodic sender forever.
+func (c *Client) InvokeOnewayContext(ctx context.Context, req *codec.Command) error {
 	req.Opaque = c.opaque.Add(1)
 	req.Flag = codec.FlagOneway
 	c.mu.Lock()
@@ -124,7 +145,7 @@ func (c *Client) InvokeOneway(req *codec.Command) error {
 	if err != nil {
 		return err
 	}
-	return c.write(context.Background(), req)
+	return c.write(ctx, req)
 }
 
 // Close closes the connection, fails every pending call and waits for the
@@ -151,8 +172,17 @@ func (c *Client) forget(opaque int32) {
 }
 
 func (c *Client) write(ctx context.Context, req *codec.Command) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
+	select {
+	case c.wsem <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("%s: request code %d: %w", c.addr, req.Code, ctx.Err())
+	}
+	defer func() { <-c.wsem }()
+	// Checked before anything is sent: a caller that has already given up
+	// must not cost the other callers their shared connection.
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: request code %d: %w", c.addr, req.Code, err)
+	}
 	c.sign(req)
 	buf, err := codec.EncodeFrame(c.wbuf[:0], req)
 	if err != nil {
@@ -165,14 +195,43 @@ func (c *Client) write(ctx context.Context, req *codec.Command) error {
 	if err := c.conn.SetWriteDeadline(dl); err != nil {
 		return fmt.Errorf("%s: set write deadline: %w", c.addr, err)
 	}
-	if _, err := c.conn.Write(c.wbuf); err != nil {
-		// A partial write leaves the stream out of frame: nothing sent
-		// after it could be parsed, so the connection is done.
-		c.fail(fmt.Errorf("%s: write request code %d: %w", c.addr, req.Code, err))
-		c.conn.Close()
-		return fmt.Errorf("%s: write request code %d: %w", c.addr, req.Code, err)
+	n, err := c.writeFrame(ctx)
+	if err == nil {
+		return nil
 	}
-	return nil
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		err = fmt.Errorf("%w (%w)", ctxErr, err)
+	}
+	err = fmt.Errorf("%s: write request code %d: %w", c.addr, req.Code, err)
+	if n == 0 && c.writeFailKeeps && errors.Is(err, os.ErrDeadlineExceeded) {
+		return err
+	}
+	// Part of the frame went out: the stream is out of frame and nothing
+	// sent after it could be parsed, so the connection is done.
+	c.fail(err)
+	c.conn.Close()
+	return err
+}
+
+// writeFrame writes wbuf. A ctx without a deadline can still end (Ctrl-C,
+// a caller giving up): the write is then cut short through the write
+// deadline, as Invoke promises to return when ctx ends.
+func (c *Client) writeFrame(ctx context.Context) (int, error) {
+	if ctx.Done() == nil {
+		return c.conn.Write(c.wbuf)
+	}
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		c.conn.SetWriteDeadline(time.Now())
+		close(fired)
+	})
+	n, err := c.conn.Write(c.wbuf)
+	if !stop() {
+		// Its deadline must land before the next frame's write sets one,
+		// not on that write.
+		<-fired
+	}
+	return n, err
 }
 
 // fail records err as the connection's error (unless one is already set)

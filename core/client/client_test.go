@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -388,5 +389,134 @@ func TestDialFailureNamesAddress(t *testing.T) {
 	_, err = Dial(context.Background(), addr)
 	if err == nil || !strings.Contains(err.Error(), addr) {
 		t.Errorf("Dial to a closed port = %v, want an error naming %s", err, addr)
+	}
+}
+
+// A call whose context has already ended sends nothing, so the shared,
+// pipelined connection stays in frame and the other callers' replies
+// still come.
+func TestExpiredCallKeepsSharedConnection(t *testing.T) {
+	s := startFake(t)
+	c := dial(t, s.addr())
+	conn := s.accept(t)
+
+	aDone := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, err := c.Invoke(ctx, &codec.Command{Code: codec.GetBrokerClusterInfo})
+		aDone <- err
+	}()
+	reqA := mustRead(t, conn)
+
+	expired, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	if _, err := c.Invoke(expired, &codec.Command{Code: codec.GetBrokerClusterInfo}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("call with an expired context = %v, want context.DeadlineExceeded", err)
+	}
+	cancelled, cancel2 := context.WithCancel(context.Background())
+	cancel2()
+	if err := c.InvokeOnewayContext(cancelled, &codec.Command{Code: codec.BrokerHeartbeat}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("oneway with a cancelled context = %v, want context.Canceled", err)
+	}
+
+	if err := writeCommand(conn, reply(reqA, codec.Success, "")); err != nil {
+		t.Fatalf("server write: %v", err)
+	}
+	if err := <-aDone; err != nil {
+		t.Fatalf("call A failed because another caller's context had ended: %v", err)
+	}
+	bDone := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, err := c.Invoke(ctx, &codec.Command{Code: codec.GetBrokerClusterInfo})
+		bDone <- err
+	}()
+	// The next frame on the wire is this call's: nothing of the expired
+	// ones was sent.
+	reqB := mustRead(t, conn)
+	if reqB.Code != codec.GetBrokerClusterInfo || reqB.Flag != 0 {
+		t.Fatalf("next frame code %d flag %d, want the new call's request", reqB.Code, reqB.Flag)
+	}
+	if err := writeCommand(conn, reply(reqB, codec.Success, "")); err != nil {
+		t.Fatalf("server write: %v", err)
+	}
+	if err := <-bDone; err != nil {
+		t.Fatalf("client unusable after a caller's expired context: %v", err)
+	}
+}
+
+// stuckWrite starts a call whose frame is larger than the socket buffers
+// hold on a connection the peer stops reading after the first bytes, and
+// returns once the write is under way.
+func stuckWrite(t *testing.T, c *Client, conn net.Conn, ctx context.Context) <-chan error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Invoke(ctx, &codec.Command{Code: codec.RegisterBroker, Body: make([]byte, 12<<20)})
+		done <- err
+	}()
+	var prefix [4]byte
+	if _, err := io.ReadFull(conn, prefix[:]); err != nil {
+		t.Fatalf("fake server read: %v", err)
+	}
+	return done
+}
+
+// Invoke returns when its ctx ends, also when the ctx has no deadline and
+// the request is stuck in a write to a peer that stopped reading; the
+// half-sent frame then takes the connection down.
+func TestCancelUnblocksStuckWrite(t *testing.T) {
+	s := startFake(t)
+	c := dial(t, s.addr())
+	conn := s.accept(t)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := stuckWrite(t, c, conn, ctx)
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled Invoke = %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		c.Close()
+		<-done
+		t.Fatal("Invoke still blocked in its write 10 s after its context was cancelled")
+	}
+	if _, err := c.Invoke(context.Background(), &codec.Command{Code: codec.GetBrokerClusterInfo}); err == nil {
+		t.Error("Invoke succeeded on a connection left with half a frame")
+	}
+}
+
+// A call queued behind another caller's stuck write leaves when its own
+// ctx ends.
+func TestCancelWhileQueuedBehindStuckWrite(t *testing.T) {
+	s := startFake(t)
+	c := dial(t, s.addr())
+	conn := s.accept(t)
+
+	stuck := stuckWrite(t, c, conn, context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
+	queued := make(chan error, 1)
+	go func() {
+		_, err := c.Invoke(ctx, &codec.Command{Code: codec.GetBrokerClusterInfo})
+		queued <- err
+	}()
+	cancel()
+	select {
+	case err := <-queued:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("queued Invoke = %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		c.Close()
+		<-queued
+		t.Error("queued Invoke still waiting 10 s after its context was cancelled")
+	}
+	c.Close()
+	if err := <-stuck; err == nil {
+		t.Error("the stuck write succeeded against a peer that stopped reading")
 	}
 }

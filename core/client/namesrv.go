@@ -146,6 +146,19 @@ func (c *Client) QueryDataVersion(ctx context.Context, b Broker, dv body.DataVer
 	return changed, nil
 }
 
+// DataVersionHeartbeat sends a oneway QUERY_DATA_VERSION with dv: the
+// liveness heartbeat of a 5.x broker in compatibleWithOldNameSrv mode (the
+// default). Unlike BROKER_HEARTBEAT, which 4.x NameServers do not know, it
+// refreshes the broker on every NameServer version.
+func (c *Client) DataVersionHeartbeat(ctx context.Context, b Broker, dv body.DataVersion) error {
+	req := &codec.Command{Code: codec.QueryDataVersion, Version: b.version(), Body: body.AppendDataVersion(nil, dv)}
+	setBrokerIdentity(req, b)
+	if err := c.InvokeOnewayContext(ctx, req); err != nil {
+		return fmt.Errorf("data version heartbeat of %s at %s: %w", b.Name, b.Addr, err)
+	}
+	return nil
+}
+
 // RouteBody sends GET_ROUTEINFO_BY_TOPIC with the given request version
 // (which picks the body's JSON dialect) and returns the raw answer.
 func (c *Client) RouteBody(ctx context.Context, topic string, version int32) (code int32, remark string, payload []byte, err error) {

@@ -330,3 +330,56 @@ func TestKV(t *testing.T) {
 		t.Errorf("KVList of a missing namespace = %v, want code 22", err)
 	}
 }
+
+// The liveness heartbeat is the oneway QUERY_DATA_VERSION a recorded 5.x
+// broker in compatibleWithOldNameSrv mode sent: same code, flag, header
+// keys in the same order and values, and its data version as the body.
+func TestDataVersionHeartbeatMatchesRecording(t *testing.T) {
+	frames, err := codectest.Load(filepath.Join(codectest.Dir(), "broker5-master-slave-to-4.9.8-ns-oneway-322-heartbeats.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec *codec.Command
+	for _, fr := range frames {
+		var c codec.Command
+		if fr.Dir != "req" {
+			continue
+		}
+		if err := codec.Decode(fr.Raw()[4:], &c); err != nil {
+			t.Fatal(err)
+		}
+		if c.Code == codec.QueryDataVersion && c.Flag == codec.FlagOneway {
+			rec = &c
+			break
+		}
+	}
+	if rec == nil {
+		t.Fatal("no oneway 322 in the recording")
+	}
+	dv, ok, err := body.DecodeDataVersion(rec.Body)
+	if err != nil || !ok {
+		t.Fatalf("recorded body %q: %v", rec.Body, err)
+	}
+	s := startFake(t)
+	got := serve(t, s, func(req *codec.Command) *codec.Command { return reply(req, 0, "") })
+	c := dial(t, s.addr())
+	b := Broker{Cluster: "DefaultCluster", Name: "broker-a", Addr: "127.0.0.1:10911", Version: rec.Version}
+	if err := c.DataVersionHeartbeat(context.Background(), b, dv); err != nil {
+		t.Fatalf("DataVersionHeartbeat: %v", err)
+	}
+	req := <-got
+	if req.Code != rec.Code || req.Flag != rec.Flag || req.Version != rec.Version {
+		t.Errorf("code %d flag %d version %d, recorded %d %d %d", req.Code, req.Flag, req.Version, rec.Code, rec.Flag, rec.Version)
+	}
+	if !reflect.DeepEqual(extKeys(req), extKeys(rec)) {
+		t.Errorf("ext keys %v, recorded %v", extKeys(req), extKeys(rec))
+	}
+	for _, f := range rec.Ext {
+		if v, _ := req.ExtValue(f.Key); v != f.Value {
+			t.Errorf("ext %s = %q, recorded %q", f.Key, v, f.Value)
+		}
+	}
+	if string(req.Body) != string(rec.Body) {
+		t.Errorf("body %s, recorded %s", req.Body, rec.Body)
+	}
+}

@@ -91,10 +91,13 @@ func (c *Config) Set(key, value string) error {
 }
 
 // parseValue returns a string, bool, int or int64 per the key's type.
-// Surrounding whitespace is ignored for every type: Java trims strings, and a
-// trailing blank after a number is an accident worth forgiving.
+// What Java's String.trim drops around a value is ignored for every type.
+// Java trims only strings; for numbers and booleans a stray blank is an
+// accident worth forgiving (Java would ignore such a number and read such a
+// boolean as false), and one rule for all types keeps "blank" meaning one
+// thing.
 func parseValue(k Key, p Property) (any, error) {
-	v := strings.TrimSpace(p.Value)
+	v := javaTrim(p.Value)
 	bad := func(reason string) error {
 		return &ValueError{Key: p.Key, Value: p.Value, Line: p.Line, Env: p.Env, Reason: reason}
 	}
@@ -127,6 +130,22 @@ func parseValue(k Key, p Property) (any, error) {
 		return n, nil
 	}
 	return nil, bad("unsupported type")
+}
+
+// javaTrim is Java's String.trim, which MixAll.properties2Object applies to
+// every String setting: it drops every char up to U+0020, control characters
+// such as a DOS end-of-file ^Z included, and nothing above, so a no-break
+// space stays part of the value. Those chars are single bytes in UTF-8 and no
+// byte of a multi-byte sequence is one of them, so bytes can be compared.
+func javaTrim(s string) string {
+	i, j := 0, len(s)
+	for i < j && s[i] <= ' ' {
+		i++
+	}
+	for j > i && s[j-1] <= ' ' {
+		j--
+	}
+	return s[i:j]
 }
 
 func (k Key) set(c *Config, v any) {

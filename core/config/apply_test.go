@@ -347,3 +347,75 @@ func TestClone(t *testing.T) {
 		t.Fatal("Clone shares state with the original")
 	}
 }
+
+// TestStringValuesTrimLikeJavaStringTrim: Java sets String settings to
+// property.trim(), which drops every char up to U+0020 (a DOS ^Z included) and
+// nothing above it (a no-break space or U+0085 stays). strings.TrimSpace
+// differs on both counts.
+func TestStringValuesTrimLikeJavaStringTrim(t *testing.T) {
+	c := Default()
+	if _, err := c.Apply([]Property{
+		{Key: "kvConfigPath", Value: "\x00 /data/kv.json\x1a\r"},
+		{Key: "productEnvName", Value: "\u0085center\u00a0"},
+		{Key: "bindAddress", Value: "\u2003"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if c.KVConfigPath != "/data/kv.json" {
+		t.Errorf("kvConfigPath = %q, Java sets %q", c.KVConfigPath, "/data/kv.json")
+	}
+	if c.ProductEnvName != "\u0085center\u00a0" {
+		t.Errorf("productEnvName = %q, Java sets %q", c.ProductEnvName, "\u0085center\u00a0")
+	}
+	if c.BindAddress != "\u2003" {
+		t.Errorf("bindAddress = %q, Java sets %q", c.BindAddress, "\u2003")
+	}
+}
+
+// TestNumberAndBooleanBlanksAreJavaTrimmed: Java does not trim numbers or
+// booleans at all; rocketns forgives blanks around them, and "blank" is what
+// String.trim drops for them too, so a no-break space is still an error
+// rather than silently accepted.
+func TestNumberAndBooleanBlanksAreJavaTrimmed(t *testing.T) {
+	c := Default()
+	if _, err := c.Apply([]Property{
+		{Key: "listenPort", Value: "\t9877\x1a"},
+		{Key: "scanNotActiveBrokerInterval", Value: "60000\r"},
+		{Key: "orderMessageEnable", Value: " true\x00"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if c.ListenPort != 9877 || c.ScanNotActiveBrokerInterval != 60000 || !c.OrderMessageEnable {
+		t.Fatalf("not applied: listenPort=%d scanNotActiveBrokerInterval=%d orderMessageEnable=%v",
+			c.ListenPort, c.ScanNotActiveBrokerInterval, c.OrderMessageEnable)
+	}
+	for _, p := range []Property{
+		{Key: "listenPort", Value: "9877\u00a0"},
+		{Key: "waitSecondsForService", Value: "\u300045"},
+		{Key: "enableTopicList", Value: "false\u0085"},
+	} {
+		var ve *ValueError
+		if _, err := Default().Apply([]Property{p}); !errors.As(err, &ve) {
+			t.Errorf("%s=%q: error %v, want a *ValueError", p.Key, p.Value, err)
+		}
+	}
+}
+
+func TestJavaTrim(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                   "",
+		" \t\r\n\f\x00\x1a ": "",
+		"a":                  "a",
+		" a b ":              "a b",
+		"\x01a\x1f":          "a",
+		"\u00a0a\u00a0":      "\u00a0a\u00a0",
+		"!a!":                "!a!",
+		"\u3000\x20":         "\u3000",
+		" 中文 ":               "中文",
+		"\xff\x20":           "\xff",
+	} {
+		if got := javaTrim(in); got != want {
+			t.Errorf("javaTrim(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -56,6 +56,39 @@ func (e *EnvError) Error() string {
 		strings.Join(e.Names, ", "), EnvPrefix, EnvName("listenPort"))
 }
 
+// serviceLink reports whether name has the shape of the variables
+// Kubernetes (and Docker's legacy links) set for a service whose name starts
+// with "rocketns": ROCKETNS_0_IP_SERVICE_HOST, ROCKETNS_PORT,
+// ROCKETNS_PORT_9876_TCP_ADDR and the like. Every pod gets them for every
+// Service in its namespace, so refusing them would stop the NameServer from
+// starting next to its own per-pod Services. Known keys are matched first,
+// so ROCKETNS_LISTEN_PORT still sets listenPort.
+func serviceLink(name string) bool {
+	rest := strings.TrimPrefix(name, EnvPrefix)
+	if strings.HasSuffix(rest, "SERVICE_HOST") || rest == "PORT" || strings.HasSuffix(rest, "_PORT") {
+		return true
+	}
+	if i := strings.Index(rest, "SERVICE_PORT"); i >= 0 && (i == 0 || rest[i-1] == '_') {
+		return true // SERVICE_PORT and SERVICE_PORT_<name>
+	}
+	// <SVC>_PORT_<port>_<PROTO>[_ADDR|_PORT|_PROTO]
+	for _, proto := range []string{"_TCP", "_UDP", "_SCTP"} {
+		i := strings.Index(rest, proto)
+		if i < 0 {
+			continue
+		}
+		head := rest[:i] // ..._PORT_<digits> or PORT_<digits>
+		j := strings.LastIndexByte(head, '_')
+		if j < 0 || j == len(head)-1 || strings.Trim(head[j+1:], "0123456789") != "" {
+			continue
+		}
+		if p := head[:j]; p == "PORT" || strings.HasSuffix(p, "_PORT") {
+			return true
+		}
+	}
+	return false
+}
+
 // FromEnv returns the properties the ROCKETNS_ variables of environ (in
 // os.Environ's KEY=value form) set, in variable name order so that the
 // result does not depend on the environment's order. Other variables are
@@ -71,7 +104,9 @@ func FromEnv(environ []string) ([]Property, error) {
 		}
 		key, ok := envKeys[name]
 		if !ok {
-			unknown = append(unknown, name)
+			if !serviceLink(name) {
+				unknown = append(unknown, name)
+			}
 			continue
 		}
 		props = append(props, Property{Key: key, Value: value, Env: name})

@@ -75,3 +75,36 @@ func TestFromEnv(t *testing.T) {
 		t.Fatalf("bad value: %v", err)
 	}
 }
+
+// The variables Kubernetes sets for Services named rocketns, rocketns-0-ip
+// and so on are not settings and must not stop start-up; a misspelt
+// setting still does.
+func TestFromEnvIgnoresServiceLinks(t *testing.T) {
+	var env []string
+	for _, svc := range []string{"ROCKETNS", "ROCKETNS_0_IP", "ROCKETNS_ADMIN"} {
+		env = append(env,
+			svc+"_SERVICE_HOST=10.96.0.10",
+			svc+"_SERVICE_PORT=9876",
+			svc+"_SERVICE_PORT_REMOTING=9876",
+			svc+"_PORT=tcp://10.96.0.10:9876",
+			svc+"_PORT_9876_TCP=tcp://10.96.0.10:9876",
+			svc+"_PORT_9876_TCP_PROTO=tcp",
+			svc+"_PORT_9876_TCP_PORT=9876",
+			svc+"_PORT_9876_TCP_ADDR=10.96.0.10",
+			svc+"_PORT_53_UDP_ADDR=10.96.0.10",
+		)
+	}
+	env = append(env, "ROCKETNS_LISTEN_PORT=9999")
+	props, err := FromEnv(env)
+	if err != nil {
+		t.Fatalf("service variables refused: %v", err)
+	}
+	if len(props) != 1 || props[0].Key != "listenPort" || props[0].Value != "9999" {
+		t.Fatalf("props %+v, want only listenPort=9999", props)
+	}
+	for _, bad := range []string{"ROCKETNS_LISTEN_PROT", "ROCKETNS_PORTS", "ROCKETNS_PORT_X_TCP", "ROCKETNS_LOG_LEVEL_TCP"} {
+		if _, err := FromEnv([]string{bad + "=1"}); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}

@@ -58,6 +58,10 @@ type lineReader struct {
 	r    *bufio.Reader
 	line int // number of the next physical line to be read
 	buf  []byte
+	// crlf: the last physical line ended in "\r\n". Java tells that ending
+	// from a lone '\n' or '\r' only for a lone backslash line at end of
+	// input (see next).
+	crlf bool
 }
 
 // next returns the next logical line and the physical line it started on, or a
@@ -78,6 +82,20 @@ func (lr *lineReader) next() ([]byte, int, error) {
 				return nil, 0, nil
 			}
 			continue
+		}
+		if len(phys) == 1 && phys[0] == '\\' {
+			// A lone backslash continues a logical line that holds nothing
+			// yet, so Java's reader is still at the start of one: blank
+			// lines are skipped and a '#' or '!' line is a comment. It
+			// reads an empty entry only when the backslash continues into
+			// end of input, and not even then after "\r\n", whose '\n'
+			// it consumes after its end-of-input check.
+			if !eof {
+				continue
+			}
+			if lr.crlf {
+				return nil, 0, nil
+			}
 		}
 		lr.buf = append(lr.buf[:0], phys...)
 		// Like Java, only the last physical line's own backslashes decide
@@ -110,6 +128,7 @@ func (lr *lineReader) next() ([]byte, int, error) {
 // eof reports that no further line follows.
 func (lr *lineReader) physical() (line []byte, eof bool, err error) {
 	var b []byte
+	lr.crlf = false
 	for {
 		c, err := lr.r.ReadByte()
 		if err == io.EOF {
@@ -125,6 +144,7 @@ func (lr *lineReader) physical() (line []byte, eof bool, err error) {
 		case '\r':
 			if nb, perr := lr.r.Peek(1); perr == nil && nb[0] == '\n' {
 				_, _ = lr.r.ReadByte()
+				lr.crlf = true
 			}
 			_, perr := lr.r.Peek(1)
 			return b, perr == io.EOF, nil

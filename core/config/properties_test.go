@@ -16,17 +16,22 @@ func dump(ps []Property) string {
 	return strings.Join(parts, " ; ")
 }
 
-func TestParseProperties(t *testing.T) {
-	f := func(input, want string) {
+// parseCase returns a check that input parses to want (in dump's form).
+func parseCase(t *testing.T) func(input, want string) {
+	return func(input, want string) {
 		t.Helper()
 		got, err := ParseProperties(strings.NewReader(input))
 		if err != nil {
 			t.Fatalf("ParseProperties(%q): %v", input, err)
 		}
 		if s := dump(got); s != want {
-			t.Fatalf("ParseProperties(%q)\n got: %q\nwant: %q", input, s, want)
+			t.Errorf("ParseProperties(%q)\n got: %q\nwant: %q", input, s, want)
 		}
 	}
+}
+
+func TestParseProperties(t *testing.T) {
+	f := parseCase(t)
 	f("", "")
 	f("\n\n  \n", "")
 	f("a=b", "a|b@1")
@@ -140,4 +145,38 @@ func TestAppendEscapedPlainValueIsRaw(t *testing.T) {
 	if got != "/home/x/namesrv/kvConfig.json" {
 		t.Fatalf("got %q", got)
 	}
+}
+
+// TestLoneBackslashLineLikeJava pins what Properties.load (OpenJDK 17) reads
+// after a line holding only a backslash: the logical line is still empty, so
+// its reader is at the start of one. Blank lines are skipped and a '#' or '!'
+// line is a comment, where treating the backslash as a continuation made
+// "#notcomment" a key and blank lines an empty key.
+func TestLoneBackslashLineLikeJava(t *testing.T) {
+	f := parseCase(t)
+	// The reviewer's cases.
+	f("\\\n#notcomment=1\nk=v\n", "k|v@3")
+	f("  \\\n!bang=2\n", "")
+	f("\\\n\n\nafter=3\n", "after|3@4")
+	f("a\n0!0=:\n\\\n\r4b\\", "a|@1 ; 0!0|:@2 ; 4b|@5")
+	// Leading blanks on the next line are skipped as on any line start.
+	f("\\\n  \\\n  x=1\n", "x|1@3")
+	f("\t\f\\\r\nk", "k|@2")
+	// A comment after it ends at its own line, backslash or not.
+	f("\\\n#c\\\nx=y", "x|y@3")
+	// Into end of input Java reads one empty entry, except after "\r\n".
+	f("\\", "|@1")
+	f("\\\n", "|@1")
+	f("\\\r", "|@1")
+	f("k=v\n\\\n", "k|v@1 ; |@2")
+	f("\\\n\\\n", "|@2")
+	f("\\\r\n", "")
+	f("  \\\r\n", "")
+	f("k=v\n\\\r\n", "k|v@1")
+	f("\\\n\\\r\n", "")
+	f("\\\n   ", "")
+	f("\\\n\n", "")
+	// Inside an entry a lone backslash line is an ordinary continuation.
+	f("k\\\n\\\nv", "kv|@1")
+	f("k=a\\\n\\\n\nb=c", "k|a@1 ; b|c@4")
 }

@@ -51,9 +51,11 @@ type conn struct {
 	handoff []byte
 	// pending counts response bytes written since the last flush.
 	pending int
-	// routeQueries counts the route queries handled; it picks those whose
-	// latency is sampled (routeSample).
-	routeQueries uint32
+	// routeUntimed counts the route queries since the last timed one, and
+	// routeTimed is set once one was: they pick the queries whose latency
+	// is sampled and what each sample stands for (routeSample).
+	routeUntimed uint32
+	routeTimed   bool
 
 	req  codec.Command
 	resp codec.Command
@@ -353,10 +355,14 @@ func (s *Server) handle(c *conn) {
 	resp.SerializeType = req.SerializeType
 	resp.Version = codec.ServerVersion
 	resp.Language = codec.LanguageJava
-	timed := true
+	timed, weight := true, uint64(1)
 	if req.Code == codec.GetRouteInfoByTopic {
-		c.routeQueries++
-		timed = c.routeQueries%routeSample == 1
+		c.routeUntimed++
+		timed = !c.routeTimed || c.routeUntimed == routeSample
+		if timed {
+			weight = uint64(c.routeUntimed)
+			c.routeUntimed, c.routeTimed = 0, true
+		}
 	}
 	var start time.Time
 	if timed {
@@ -364,7 +370,7 @@ func (s *Server) handle(c *conn) {
 	}
 	s.dispatch(c, req, resp)
 	if timed {
-		s.metrics.requestTimed(req.Code, resp.Code, time.Since(start))
+		s.metrics.requestTimed(req.Code, resp.Code, time.Since(start), weight)
 	} else {
 		s.metrics.request(req.Code, resp.Code)
 	}

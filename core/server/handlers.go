@@ -242,7 +242,8 @@ func handleRegister(s *Server, c *conn, req, resp *codec.Command) error {
 	}
 	s.regSlots <- struct{}{}
 	defer func() { <-s.regSlots }()
-	rb, err := body.DecodeRegisterBroker(req.Body, compressed, req.Version)
+	// A compressed body may inflate to what an uncompressed one may carry.
+	rb, err := body.DecodeRegisterBrokerMax(req.Body, compressed, req.Version, s.maxFrame())
 	if err != nil {
 		s.log.Warn("registration refused: bad body", "peer", c.peer, "broker", h.name, "addr", h.addr, "err", err)
 		return refuse(codec.SystemError, "decode register broker body: "+echoed(err.Error()))

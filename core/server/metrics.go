@@ -239,9 +239,13 @@ func (m *serverMetrics) codeSlot(code int32) int {
 // routeSample is how many route queries one latency sample stands for.
 // Reading the clock twice costs about a fifth of a route query on a virtual
 // machine's clock source, so a connection times its first route query and
-// one in routeSample after it, and each sample is weighted routeSample:
-// quantiles and the mean stay right and _count still estimates the number
-// of queries. Registrations and admin requests are rare and always timed.
+// one in routeSample after it. A sample is weighted by the queries it
+// stands for since the connection's previous one: 1 for the first, which
+// is often the only one (admin tools, health checks, short-lived clients)
+// and often slower than the rest, then routeSample. The
+// quantiles and the mean stay right, and _count stays below the number of
+// queries by at most routeSample-1 per connection (those after its last
+// sample). Registrations and admin requests are rare and always timed.
 const routeSample = 16
 
 // request counts one answered request of code with response code resp. It
@@ -255,13 +259,10 @@ func (m *serverMetrics) request(code, resp int32) {
 	}
 }
 
-// requestTimed is request for a request that was timed and took d.
-func (m *serverMetrics) requestTimed(code, resp int32, d time.Duration) {
+// requestTimed is request for a request that was timed and took d; the
+// sample stands for weight requests (routeSample).
+func (m *serverMetrics) requestTimed(code, resp int32, d time.Duration, weight uint64) {
 	m.request(code, resp)
-	weight := uint64(1)
-	if code == codec.GetRouteInfoByTopic {
-		weight = routeSample
-	}
 	m.latency[classOf(code)].observe(d, weight)
 }
 

@@ -152,10 +152,10 @@ func TestMetricsCountTraffic(t *testing.T) {
 	delta(`rocketns_auth_refusals_total{reason="address"}`, 1)
 	delta(`rocketns_auth_refusals_total{reason="bad_signature"}`, 0)
 	delta(`rocketns_connections_refused_total{reason="max_connections"}`, 0)
-	// The connection's 1st and 17th route queries were timed, each
-	// standing for routeSample queries.
-	delta(`rocketns_request_duration_seconds_count{class="route"}`, 2*routeSample)
-	delta(`rocketns_request_duration_seconds_bucket{class="route",le="+Inf"}`, 2*routeSample)
+	// The connection's 22 route queries: the 1st was timed and stands for
+	// itself, the 17th for the 16 since; the 5 after it are not counted.
+	delta(`rocketns_request_duration_seconds_count{class="route"}`, 1+routeSample)
+	delta(`rocketns_request_duration_seconds_bucket{class="route",le="+Inf"}`, 1+routeSample)
 	delta(`rocketns_request_duration_seconds_count{class="registration"}`, 3)
 	delta(`rocketns_request_duration_seconds_count{class="admin"}`, 1)
 	if _, ok := before[`rocketns_request_errors_total{code="PUT_KV_CONFIG",response="NO_PERMISSION"}`]; ok {
@@ -383,14 +383,14 @@ func TestMinuteSummary(t *testing.T) {
 	for i := 0; i < 120; i++ {
 		s.metrics.request(codec.GetRouteInfoByTopic, codec.Success)
 	}
-	s.metrics.requestTimed(codec.RegisterBroker, codec.Success, time.Millisecond)
+	s.metrics.requestTimed(codec.RegisterBroker, codec.Success, time.Millisecond, 1)
 	s.metrics.request(codec.GetRouteInfoByTopic, codec.TopicNotExist)
 	s.logSummary(t0)
 	for i := 0; i < 30; i++ {
 		s.metrics.request(codec.GetRouteInfoByTopic, codec.Success)
 	}
 	for i := 0; i < 6; i++ {
-		s.metrics.requestTimed(codec.GetKVConfig, codec.Success, time.Microsecond)
+		s.metrics.requestTimed(codec.GetKVConfig, codec.Success, time.Microsecond, 1)
 	}
 	s.logSummary(t0.Add(time.Minute))
 
@@ -423,4 +423,30 @@ func TestMinuteSummary(t *testing.T) {
 	}
 	f(lines[0], 2.02, 0.02, 0, 1) // 121 route queries and a registration over the first minute
 	f(lines[1], 0.5, 0, 0.1, 0)
+}
+
+// Clients that ask once per connection (mqadmin, nsadmin, health checks,
+// short-lived producers) are counted once each by the route histogram: a
+// connection's first sample stands for that one query, not for
+// routeSample of them.
+func TestRouteHistogramCountsOneQueryConnectionsOnce(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.AdminListen = "127.0.0.1:0"
+	s, _ := startServer(t, cfg, nil)
+	before := scrape(t, s)
+	const conns = 10
+	for i := 0; i < conns; i++ {
+		w := dialWire(t, s.Addr())
+		if resp := w.call(request(codec.GetRouteInfoByTopic, 1, "topic", "Nope")); resp.Code != codec.TopicNotExist {
+			t.Fatalf("route of an unknown topic: code %d", resp.Code)
+		}
+		w.nc.Close()
+	}
+	after := scrape(t, s)
+	reqs := after[`rocketns_requests_total{code="GET_ROUTEINFO_BY_TOPIC"}`] - before[`rocketns_requests_total{code="GET_ROUTEINFO_BY_TOPIC"}`]
+	count := after[`rocketns_request_duration_seconds_count{class="route"}`] - before[`rocketns_request_duration_seconds_count{class="route"}`]
+	if reqs != conns || count != conns {
+		t.Errorf("%d one-query connections: requests_total moved by %v, the route histogram's _count by %v; want %d for both",
+			conns, reqs, count, conns)
+	}
 }

@@ -1,0 +1,50 @@
+// A compressed registration may inflate to no more than an uncompressed
+// frame may carry (frameMaxLength): the compressed layout is dense enough
+// that a small body could otherwise carry millions of topics.
+package server
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/rocketns/rocketns/codec"
+	"github.com/rocketns/rocketns/codec/body"
+)
+
+func TestCompressedRegistrationBoundByFrameLimit(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.FrameMaxLength = 1 << 20
+	cfg.MaxPendingRequestBytes = 4 << 20
+	s, _ := startServer(t, cfg, nil)
+	w := dialWire(t, s.Addr())
+
+	register := func(topics int, opaque int32) *codec.Command {
+		t.Helper()
+		rb := &body.RegisterBroker{FilterServerList: []string{}, DataVersion: body.DataVersion{Counter: 1, Timestamp: 1700000000000}}
+		for i := 0; i < topics; i++ {
+			rb.Topics = append(rb.Topics, body.TopicConfig{TopicName: fmt.Sprintf("T%07d", i), ReadQueueNums: 4,
+				WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"})
+		}
+		b, err := body.EncodeRegisterBroker(rb, true, 479)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) >= cfg.FrameMaxLength {
+			t.Fatalf("compressed body of %d bytes does not fit the frame", len(b))
+		}
+		req := request(codec.RegisterBroker, opaque, "brokerName", "a", "brokerAddr", "10.0.0.1:10911", "clusterName", "c",
+			"haServerAddr", "", "brokerId", "0", "enableActingMaster", "false", "compressed", "true", "bodyCrc32", "0")
+		req.Body = b
+		return w.call(req)
+	}
+	// About 20k topics inflate to well under 1 MiB; 200k to several MiB,
+	// while their compressed body still fits the 1 MiB frame.
+	if r := register(20000, 1); r.Code != codec.Success {
+		t.Fatalf("20k topics: code %d %q", r.Code, r.Remark)
+	}
+	r := register(200000, 2)
+	if r.Code == codec.Success || !strings.Contains(r.Remark, "inflates beyond 1048576 bytes") {
+		t.Fatalf("200k topics inflating past the frame limit: code %d %q", r.Code, r.Remark)
+	}
+}
