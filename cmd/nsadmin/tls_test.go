@@ -3,21 +3,13 @@ package main
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/rocketns/rocketns/core/config"
+	"github.com/rocketns/rocketns/core/tlstest"
 )
 
 // testPKI is a CA made in the test and files it signed, in a temp dir.
@@ -31,57 +23,22 @@ func newTestPKI(t *testing.T) testPKI {
 	t.Helper()
 	dir := t.TempDir()
 	p := testPKI{dir: dir}
-	write := func(name string, typ string, der []byte) string {
+	write := func(name string, b []byte) string {
 		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+		if err := os.WriteFile(path, b, 0o600); err != nil {
 			t.Fatal(err)
 		}
 		return path
 	}
-	newKey := func() *ecdsa.PrivateKey {
-		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k
+	ca := tlstest.NewCA(t, "nsadmin-test-ca")
+	p.ca = write("ca.pem", ca.PEM)
+	p.otherCA = write("other-ca.pem", tlstest.NewCA(t, "some-other-ca").PEM)
+	leaf := func(serial int64, client bool, certName, keyName string) (string, string) {
+		c, k, _ := ca.Issue(t, serial, client, nil)
+		return write(certName, c), write(keyName, k)
 	}
-	newCA := func(cn string) (*x509.Certificate, *ecdsa.PrivateKey, []byte) {
-		key := newKey()
-		tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: cn},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-			IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cert, err := x509.ParseCertificate(der)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return cert, key, der
-	}
-	caCert, caKey, caDER := newCA("nsadmin-test-ca")
-	_, _, otherDER := newCA("some-other-ca")
-	p.ca = write("ca.pem", "CERTIFICATE", caDER)
-	p.otherCA = write("other-ca.pem", "CERTIFICATE", otherDER)
-	leaf := func(serial int64, usage x509.ExtKeyUsage, certName, keyName string) (string, string) {
-		key := newKey()
-		tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "rocketns-test"},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
-			IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		kder, err := x509.MarshalPKCS8PrivateKey(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return write(certName, "CERTIFICATE", der), write(keyName, "PRIVATE KEY", kder)
-	}
-	p.serverCert, p.serverKey = leaf(2, x509.ExtKeyUsageServerAuth, "server.pem", "server.key")
-	p.clientCert, p.clientKey = leaf(3, x509.ExtKeyUsageClientAuth, "client.pem", "client.key")
+	p.serverCert, p.serverKey = leaf(2, false, "server.pem", "server.key")
+	p.clientCert, p.clientKey = leaf(3, true, "client.pem", "client.key")
 	return p
 }
 

@@ -3,50 +3,21 @@ package client
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"math/big"
-	"net"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/rocketns/rocketns/codec"
+	"github.com/rocketns/rocketns/core/tlstest"
 )
 
-// selfSignedPair is a server certificate for 127.0.0.1 and a pool that
+// serverPair is a server certificate for 127.0.0.1 and a pool that
 // trusts it.
-func selfSignedPair(t *testing.T) (tls.Certificate, *x509.CertPool) {
+func serverPair(t *testing.T) (tls.Certificate, *x509.CertPool) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: "test"},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IsCA:         true, BasicConstraintsValid: true,
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(leaf)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
+	ca := tlstest.NewCA(t, "client-test-ca")
+	return ca.Pair(t, 2, false), ca.Pool()
 }
 
 // serveTLS starts a fake server that wraps its first connection in TLS with
@@ -70,7 +41,7 @@ func serveTLS(t *testing.T, cert tls.Certificate, serve func(*tls.Conn)) *fakeSe
 }
 
 func TestDialTLS(t *testing.T) {
-	cert, pool := selfSignedPair(t)
+	cert, pool := serverPair(t)
 	s := serveTLS(t, cert, func(c *tls.Conn) {
 		for {
 			req, err := readCommand(c)
@@ -98,7 +69,7 @@ func TestDialTLS(t *testing.T) {
 }
 
 func TestDialTLSUntrustedServer(t *testing.T) {
-	cert, _ := selfSignedPair(t)
+	cert, _ := serverPair(t)
 	s := serveTLS(t, cert, func(c *tls.Conn) { c.Handshake() })
 	_, err := DialTLS(context.Background(), s.addr(), &tls.Config{RootCAs: x509.NewCertPool()})
 	if err == nil || !strings.Contains(err.Error(), "dial tls") {

@@ -5,16 +5,9 @@ package server
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/binary"
-	"encoding/pem"
 	"io"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -24,92 +17,12 @@ import (
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/core/route"
+	"github.com/rocketns/rocketns/core/tlstest"
 )
 
-// testCA is a certificate authority made in the test; nothing is on disk
-// but what a test writes to its temporary directory.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pem  []byte
-}
-
-func newTestCA(t *testing.T, name string) *testCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: name},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &testCA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
-}
-
-func (ca *testCA) pool() *x509.CertPool {
-	p := x509.NewCertPool()
-	p.AddCert(ca.cert)
-	return p
-}
-
-// issue signs a leaf for key (a new one when nil) and returns the PEM
-// certificate, the PEM key and the key.
-func (ca *testCA) issue(t *testing.T, serial int64, client bool, key *ecdsa.PrivateKey) (certPEM, keyPEM []byte, _ *ecdsa.PrivateKey) {
-	t.Helper()
-	if key == nil {
-		var err error
-		if key, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader); err != nil {
-			t.Fatal(err)
-		}
-	}
-	usage := x509.ExtKeyUsageServerAuth
-	if client {
-		usage = x509.ExtKeyUsageClientAuth
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(serial),
-		Subject:      pkix.Name{CommonName: "rocketns-test"},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}), key
-}
-
-func (ca *testCA) clientCert(t *testing.T) tls.Certificate {
-	t.Helper()
-	c, k, _ := ca.issue(t, 99, true, nil)
-	pair, err := tls.X509KeyPair(c, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pair
-}
+// newTestCA, with the issuing helpers of tlstest.CA, makes the CAs and
+// certificates these tests rotate and trust.
+func newTestCA(t *testing.T, name string) *tlstest.CA { return tlstest.NewCA(t, name) }
 
 // writeAtomic replaces path's content in one rename, as a certificate
 // rotation tool does.
@@ -129,14 +42,14 @@ type tlsFiles struct {
 	dir, cert, key, trust string
 }
 
-func newTLSFiles(t *testing.T, ca *testCA, serial int64) tlsFiles {
+func newTLSFiles(t *testing.T, ca *tlstest.CA, serial int64) tlsFiles {
 	t.Helper()
 	dir := t.TempDir()
 	f := tlsFiles{dir: dir, cert: filepath.Join(dir, "server.pem"), key: filepath.Join(dir, "server.key"), trust: filepath.Join(dir, "ca.pem")}
-	c, k, _ := ca.issue(t, serial, false, nil)
+	c, k, _ := ca.Issue(t, serial, false, nil)
 	writeAtomic(t, f.cert, c)
 	writeAtomic(t, f.key, k)
-	writeAtomic(t, f.trust, ca.pem)
+	writeAtomic(t, f.trust, ca.PEM)
 	return f
 }
 
@@ -178,7 +91,7 @@ func TestTLSModesServeOrClose(t *testing.T) {
 		s, logs := startHooked(t, tlsConfig(t, mode, files), nil)
 		var got bool
 		if useTLS {
-			w, err := dialTLSWire(t, s.Addr(), &tls.Config{RootCAs: ca.pool()})
+			w, err := dialTLSWire(t, s.Addr(), &tls.Config{RootCAs: ca.Pool()})
 			got = err == nil && served(w, 5)
 		} else {
 			got = served(dialWire(t, s.Addr()), 5)
@@ -223,7 +136,7 @@ func TestTLSDefaultMode(t *testing.T) {
 
 // startMutualTLS starts an enforcing server whose certificate ca signed and
 // that requires client certificates trusted by its trust file.
-func startMutualTLS(t *testing.T, ca *testCA) (*Server, tlsFiles) {
+func startMutualTLS(t *testing.T, ca *tlstest.CA) (*Server, tlsFiles) {
 	t.Helper()
 	files := newTLSFiles(t, ca, 2)
 	cfg := tlsConfig(t, "enforcing", files)
@@ -239,15 +152,15 @@ func TestTLSClientCertificates(t *testing.T) {
 	s, _ := startMutualTLS(t, ca)
 	f := func(name string, certs []tls.Certificate, want bool) {
 		t.Helper()
-		w, err := dialTLSWire(t, s.Addr(), &tls.Config{RootCAs: ca.pool(), Certificates: certs})
+		w, err := dialTLSWire(t, s.Addr(), &tls.Config{RootCAs: ca.Pool(), Certificates: certs})
 		// With TLS 1.3 the refusal reaches the client at its first read.
 		if got := err == nil && served(w, 3); got != want {
 			t.Errorf("%s: served %v, want %v (dial error %v)", name, got, want, err)
 		}
 	}
-	f("trusted client certificate", []tls.Certificate{ca.clientCert(t)}, true)
+	f("trusted client certificate", []tls.Certificate{ca.Pair(t, 99, true)}, true)
 	f("no client certificate", nil, false)
-	f("certificate from another CA", []tls.Certificate{other.clientCert(t)}, false)
+	f("certificate from another CA", []tls.Certificate{other.Pair(t, 99, true)}, false)
 }
 
 func TestTLSBrokerUnregisteredWhenItsConnectionCloses(t *testing.T) {
@@ -256,7 +169,7 @@ func TestTLSBrokerUnregisteredWhenItsConnectionCloses(t *testing.T) {
 	s, _ := startHooked(t, tlsConfig(t, "permissive", newTLSFiles(t, ca, 2)), func(s *Server) {
 		s.hooks.connClosed = func(id route.ConnID) { closed <- id }
 	})
-	w, err := dialTLSWire(t, s.Addr(), &tls.Config{RootCAs: ca.pool()})
+	w, err := dialTLSWire(t, s.Addr(), &tls.Config{RootCAs: ca.Pool()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +213,7 @@ func TestTLSRouteAnswerIsTheSameAsPlaintext(t *testing.T) {
 	if resp := plain.call(registerFrame(t, 1, "c1", "broker-a", "127.0.0.1:10911", 0, "T1", "T2")); resp.Code != codec.Success {
 		t.Fatalf("register: %d %s", resp.Code, resp.Remark)
 	}
-	secure, err := dialTLSWire(t, s.Addr(), &tls.Config{RootCAs: ca.pool()})
+	secure, err := dialTLSWire(t, s.Addr(), &tls.Config{RootCAs: ca.Pool()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,9 +234,9 @@ func TestTLSRouteAnswerIsTheSameAsPlaintext(t *testing.T) {
 
 // servedSerial is the serial number of the certificate a new handshake
 // gets.
-func servedSerial(t *testing.T, s *Server, ca *testCA) int64 {
+func servedSerial(t *testing.T, s *Server, ca *tlstest.CA) int64 {
 	t.Helper()
-	w, err := dialTLSWire(t, s.Addr(), &tls.Config{RootCAs: ca.pool()})
+	w, err := dialTLSWire(t, s.Addr(), &tls.Config{RootCAs: ca.Pool()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +254,7 @@ func TestTLSCertificateReload(t *testing.T) {
 	if got := servedSerial(t, s, ca); got != 100 {
 		t.Fatalf("serial %d, want 100", got)
 	}
-	existing, err := dialTLSWire(t, s.Addr(), &tls.Config{RootCAs: ca.pool()})
+	existing, err := dialTLSWire(t, s.Addr(), &tls.Config{RootCAs: ca.Pool()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +264,7 @@ func TestTLSCertificateReload(t *testing.T) {
 
 	// Half a rotation: the new certificate does not match the old key.
 	// It does not load, and the old certificate keeps being served.
-	cert2, key2, k2 := ca.issue(t, 200, false, nil)
+	cert2, key2, k2 := ca.Issue(t, 200, false, nil)
 	writeAtomic(t, files.cert, cert2)
 	s.tls.poll()
 	if got := servedSerial(t, s, ca); got != 100 {
@@ -368,7 +281,7 @@ func TestTLSCertificateReload(t *testing.T) {
 	}
 
 	// A renewal that keeps the key (which Java never picks up).
-	cert3, _, _ := ca.issue(t, 300, false, k2)
+	cert3, _, _ := ca.Issue(t, 300, false, k2)
 	writeAtomic(t, files.cert, cert3)
 	s.tls.poll()
 	if got := servedSerial(t, s, ca); got != 300 {
@@ -388,11 +301,11 @@ func TestTLSCertificateReload(t *testing.T) {
 func TestTLSTrustReload(t *testing.T) {
 	ca, next := newTestCA(t, "ca"), newTestCA(t, "next")
 	s, files := startMutualTLS(t, ca)
-	clientCfg := &tls.Config{RootCAs: ca.pool(), Certificates: []tls.Certificate{next.clientCert(t)}}
+	clientCfg := &tls.Config{RootCAs: ca.Pool(), Certificates: []tls.Certificate{next.Pair(t, 99, true)}}
 	if w, err := dialTLSWire(t, s.Addr(), clientCfg); err == nil && served(w, 1) {
 		t.Fatal("client of an untrusted CA served")
 	}
-	writeAtomic(t, files.trust, next.pem)
+	writeAtomic(t, files.trust, next.PEM)
 	s.tls.poll()
 	w, err := dialTLSWire(t, s.Addr(), clientCfg)
 	if err != nil || !served(w, 2) {
