@@ -13,13 +13,13 @@ import (
 
 // Defaults Java gives heartbeat fields a 904 leaves out.
 const (
-	DefaultHeartbeatTimeout  int64 = 10000 // ms, DEFAULT_BROKER_CHANNEL_EXPIRED_TIME
-	DefaultElectionPriority  int32 = math.MaxInt32
-	defaultHeartbeatEpoch    int32 = -1
-	defaultHeartbeatOffset   int64 = -1
-	defaultHeartbeatConfirm  int64 = -1
-	heartbeatSuccessRemark         = "Heart beat success"
-	heartbeatNoBrokerIDRemark      = "Heart beat with empty brokerId"
+	DefaultHeartbeatTimeout   int64 = 10000 // ms, DEFAULT_BROKER_CHANNEL_EXPIRED_TIME
+	DefaultElectionPriority   int32 = math.MaxInt32
+	defaultHeartbeatEpoch     int32 = -1
+	defaultHeartbeatOffset    int64 = -1
+	defaultHeartbeatConfirm   int64 = -1
+	heartbeatSuccessRemark          = "Heart beat success"
+	heartbeatNoBrokerIDRemark       = "Heart beat with empty brokerId"
 )
 
 // LiveKey identifies a broker in the liveness table. Unlike the replicated
