@@ -54,6 +54,9 @@ FUZZ_TARGETS := \
 	./codec/body:FuzzDecodeTopicRoute \
 	./codec/body:FuzzDecodeClusterInfo \
 	./codec/body:FuzzDecodeTopicList \
+	./codec/body:FuzzDecodeControllerBodies \
+	./core/controller:FuzzDecodeBatch \
+	./core/controller:FuzzRestore \
 	./core/kv:FuzzOpen \
 	./core/config:FuzzParseProperties \
 	./core/config:FuzzApply

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
-	"slices"
 )
 
 // Layout, both forms: a kind byte ('E' batch, 'S' snapshot), a version
@@ -206,9 +205,9 @@ func (s *State) Restore(b []byte) error {
 			r.fail(fmt.Errorf("set %q out of order", g.Name))
 		case len(g.Brokers) == 0:
 			r.fail(fmt.Errorf("set %q has no broker", g.Name))
-		case !slices.IsSortedFunc(g.Brokers, func(a, b Broker) int { return cmpStrict(a.ID, b.ID) }):
+		case !strictlyAscending(len(g.Brokers), func(i int) int64 { return g.Brokers[i].ID }):
 			r.fail(fmt.Errorf("set %q: broker ids out of order", g.Name))
-		case !slices.IsSortedFunc(g.SyncStateSet, cmpStrict):
+		case !strictlyAscending(len(g.SyncStateSet), func(i int) int64 { return g.SyncStateSet[i] }):
 			r.fail(fmt.Errorf("set %q: SyncStateSet out of order", g.Name))
 		}
 		prev = g.Name
@@ -221,13 +220,13 @@ func (s *State) Restore(b []byte) error {
 	return nil
 }
 
-// cmpStrict orders for a strictly ascending check: equal counts as out of
-// order.
-func cmpStrict(a, b int64) int {
-	if a < b {
-		return -1
+func strictlyAscending(n int, at func(int) int64) bool {
+	for i := 1; i < n; i++ {
+		if at(i-1) >= at(i) {
+			return false
+		}
 	}
-	return 1
+	return true
 }
 
 func appendString(dst []byte, s string) []byte {
