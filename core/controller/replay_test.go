@@ -68,6 +68,21 @@ func TestReplayVectors(t *testing.T) {
 		if wb, _ := st.Resp.Body(); len(diffs) == 0 && !bytes.Equal(wb, got.Body) {
 			t.Errorf("%s opaque %d: body %s, want the recorded bytes %s", where, h.Opaque, got.Body, wb)
 		}
+		// The whole response frame, as the network side will write it
+		// (opaque and version are the transport's; a standalone Java
+		// controller stamps version 0), is the recorded one byte for byte.
+		if len(diffs) == 0 {
+			var c codec.Command
+			got.Fill(&c)
+			c.Opaque, c.Flag, c.Version, c.Language = want.Opaque, codec.FlagResponse, 0, codec.LanguageJava
+			raw, err := st.Resp.Raw()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if frame := codec.AppendFrame(nil, &c); !bytes.Equal(frame, raw) {
+				t.Errorf("%s opaque %d: frame\n%q\nwant\n%q", where, h.Opaque, frame, raw)
+			}
+		}
 		compared[h.Code]++
 	}
 	// Every decided code of the recordings, and how many replies of each.
