@@ -321,11 +321,13 @@ func (s *State) GetSyncStateData(req GetSyncStateDataRequest, env Env) Decision 
 		return systemError(remarkNoResponseCode)
 	}
 	var sets []body.ReplicasInfo
-	for i, name := range req.Names {
+	seen := make(map[string]bool, min(len(req.Names), len(s.groups)))
+	for _, name := range req.Names {
 		g := s.groups[name]
-		if g == nil || slices.Contains(req.Names[:i], name) {
+		if g == nil || seen[name] {
 			continue
 		}
+		seen[name] = true
 		ri := body.ReplicasInfo{
 			BrokerName:        g.Name,
 			HasMaster:         g.HasMaster,

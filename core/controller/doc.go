@@ -75,7 +75,8 @@
 //   - a closed connection drops every broker that heartbeated on it, not
 //     the first one found; a heartbeat's connection and address replace
 //     the recorded ones (Java keeps the first), so a broker that
-//     reconnected is not declared dead when its old connection closes;
+//     reconnected is not declared dead when its old connection closes; a
+//     new broker's confirmOffset is its first heartbeat's, not 0;
 //   - a 1013 retry with the same check code and an unchanged 1003 address
 //     replicate nothing.
 package controller

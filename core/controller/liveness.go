@@ -95,7 +95,9 @@ func (l *Liveness) Len() int { return len(l.entries) }
 //
 // Java keeps the connection and address of a broker's first heartbeat;
 // here the latest win, so a broker that reconnected is not dropped when
-// its old connection finally closes.
+// its old connection finally closes. Java also starts a new broker's
+// confirmOffset at 0 whatever its first heartbeat says; here it is taken
+// from that heartbeat (nothing in the controller reads it).
 func (l *Liveness) Heartbeat(hb *Heartbeat, conn uint64, now int64) bool {
 	if !hb.HasBrokerID {
 		return false

@@ -7,6 +7,7 @@ package controller
 import (
 	"math"
 	"reflect"
+	"strconv"
 	"testing"
 
 	"github.com/rocketns/rocketns/codec"
@@ -172,4 +173,20 @@ func heartbeatFrame(tb testing.TB) []byte {
 	}
 	tb.Fatal("no recorded heartbeat")
 	return nil
+}
+
+// A 1006 naming a great many sets, most of them repeated, is answered in
+// linear time (the names are deduplicated with a map, not by rescanning).
+func TestSyncStateDataManyNames(t *testing.T) {
+	s := NewState()
+	s.Apply(Event{Type: EventApplyBrokerID, Cluster: "C", BrokerName: "n7", BrokerID: 1, Addr: "a", CheckCode: "a"})
+	names := make([]string, 0, 300000)
+	for i := range cap(names) {
+		names = append(names, "n"+strconv.Itoa(i%100000))
+	}
+	d := s.GetSyncStateData(GetSyncStateDataRequest{Names: names}, Env{})
+	want := `{"replicasInfoTable":{"n7":{"inSyncReplicas":[],"masterEpoch":0,"notInSyncReplicas":[{"alive":false,"brokerAddress":"a","brokerId":1,"brokerName":"n7"}],"syncStateSetEpoch":0}}}`
+	if string(d.Reply.Body) != want {
+		t.Errorf("body %s", d.Reply.Body)
+	}
 }
