@@ -186,12 +186,12 @@ type Node struct {
 
 // New opens (or creates) the node's state, bootstraps the configured group
 // if the state is empty and starts raft.
-func New(cfg Config, fsm FSM) (n *Node, err error) {
+func New(cfg Config, fsm FSM) (_ *Node, err error) {
 	cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	n = &Node{cfg: cfg, log: cfg.Logger.With("raft_id", cfg.ID), peers: map[string]Peer{}, stop: make(chan struct{})}
+	n := &Node{cfg: cfg, log: cfg.Logger.With("raft_id", cfg.ID), peers: map[string]Peer{}, stop: make(chan struct{})}
 	for _, p := range cfg.Peers {
 		n.peers[p.ID] = p
 	}

@@ -42,6 +42,8 @@ type StreamLayer struct {
 	ln        net.Listener // owned in standalone mode, nil otherwise
 	log       *slog.Logger
 	wg        sync.WaitGroup
+	// preambleTimeout is PreambleTimeout; tests shorten it.
+	preambleTimeout time.Duration
 }
 
 // NewStreamLayer returns a layer fed only by Handoff. advertise is the
@@ -60,6 +62,8 @@ func NewStreamLayer(advertise string, log *slog.Logger) (*StreamLayer, error) {
 		conns:     make(chan net.Conn),
 		closed:    make(chan struct{}),
 		log:       log,
+
+		preambleTimeout: PreambleTimeout,
 	}, nil
 }
 
@@ -67,6 +71,10 @@ func NewStreamLayer(advertise string, log *slog.Logger) (*StreamLayer, error) {
 // style: raft on its own port) and also accepts Handoff connections. An
 // empty advertise means the bound address.
 func ListenStream(bind, advertise string, log *slog.Logger) (*StreamLayer, error) {
+	return listenStream(bind, advertise, log, PreambleTimeout)
+}
+
+func listenStream(bind, advertise string, log *slog.Logger, preambleTimeout time.Duration) (*StreamLayer, error) {
 	ln, err := net.Listen("tcp", bind)
 	if err != nil {
 		return nil, fmt.Errorf("raft listen %s: %w", bind, err)
@@ -80,6 +88,7 @@ func ListenStream(bind, advertise string, log *slog.Logger) (*StreamLayer, error
 		return nil, err
 	}
 	s.ln = ln
+	s.preambleTimeout = preambleTimeout
 	s.wg.Add(1)
 	go s.acceptLoop()
 	return s, nil
@@ -143,7 +152,7 @@ func (s *StreamLayer) Handoff(c net.Conn) error {
 	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
-		if err := readPreamble(c); err != nil {
+		if err := readPreamble(c, s.preambleTimeout); err != nil {
 			s.log.Warn("raft connection refused", "remote", c.RemoteAddr().String(), "err", err)
 			c.Close()
 			return
@@ -159,8 +168,8 @@ func (s *StreamLayer) Handoff(c net.Conn) error {
 
 var errNoPreamble = errors.New("connection did not start with the raft preamble")
 
-func readPreamble(c net.Conn) error {
-	c.SetReadDeadline(time.Now().Add(PreambleTimeout))
+func readPreamble(c net.Conn, timeout time.Duration) error {
+	c.SetReadDeadline(time.Now().Add(timeout))
 	var buf [len(Preamble)]byte
 	n := 0
 	for n < len(buf) {
