@@ -25,7 +25,10 @@
 //     configured peers (every member may, with the same list); a node with
 //     state keeps raft's membership from its log and logs any difference
 //     from the configuration. Config.ApplyMembershipChanges lets the ready
-//     leader apply the difference with single-server changes.
+//     leader apply the difference with single-server changes. A new member
+//     started with the new list bootstraps itself with it, which is
+//     harmless: the existing members reject its votes (it is not in their
+//     membership) until a leader adds it.
 //
 // Storage under Config.Dir: raft.db (bbolt: the log and raft's term and
 // vote), snapshots/ (raft's FileSnapshotStore, each snapshot's state file
