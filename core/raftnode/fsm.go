@@ -88,10 +88,17 @@ func readSnapshot(r io.Reader) ([]byte, error) {
 // fsmAdapter turns an FSM into a raft.FSM.
 type fsmAdapter struct {
 	fsm FSM
+	// applied, when set, gets each entry's extensions and result so the
+	// Apply call waiting on this node can return.
+	applied func(ext []byte, result any)
 }
 
 func (a *fsmAdapter) Apply(l *raft.Log) any {
-	return a.fsm.Apply(l.Index, l.Data)
+	res := a.fsm.Apply(l.Index, l.Data)
+	if a.applied != nil {
+		a.applied(l.Extensions, res)
+	}
+	return res
 }
 
 func (a *fsmAdapter) Snapshot() (raft.FSMSnapshot, error) {

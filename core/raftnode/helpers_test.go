@@ -284,3 +284,62 @@ func noDuplicates(t *testing.T, entries []string) {
 		seen[e] = true
 	}
 }
+
+// applySure writes data exactly once through whichever node is the ready
+// leader, as a careful client would on a loaded machine where leadership
+// can move mid-write: after an uncertain outcome (leadership lost, timeout)
+// it commits a barrier on the ready leader, whose FSM then holds every
+// entry that will ever commit, and retries only if data is not there.
+func applySure(tb testing.TB, view func() ([]*Node, []*recFSM), data string) {
+	tb.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		nodes, fsms := view()
+		l := -1
+		for i, n := range nodes {
+			if n != nil && n.ReadyLeader() {
+				l = i
+			}
+		}
+		if l < 0 {
+			time.Sleep(5 * time.Millisecond)
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err := nodes[l].Apply(ctx, []byte(data))
+		cancel()
+		if err == nil {
+			return
+		}
+		if errors.Is(err, ErrNotLeader) {
+			continue
+		}
+		tb.Logf("write %s: %v; checking whether it committed", data, err)
+		for time.Now().Before(deadline) {
+			nodes, fsms = view()
+			found := -1
+			for i, n := range nodes {
+				if n != nil && n.ReadyLeader() && n.raft.Barrier(5*time.Second).Error() == nil && n.ReadyLeader() {
+					found = i
+					break
+				}
+			}
+			if found >= 0 {
+				if slices.Contains(fsms[found].list(), data) {
+					return
+				}
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	tb.Fatalf("write %s not committed within 60s", data)
+}
+
+func (g *group) view() ([]*Node, []*recFSM) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.nodes), slices.Clone(g.fsms)
+}
+
+func (g *group) write(data string) { applySure(g.t, g.view, data) }

@@ -5,9 +5,11 @@ package raftnode
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sync"
@@ -177,6 +179,13 @@ type Node struct {
 	// (0: not ready). ReadyLeader also checks raft's current state and
 	// term, so a step-down is seen before the monitor has processed it.
 	readyTerm atomic.Uint64
+	// lostCh is closed when the ready leadership of readyTerm ends; both
+	// change together under leaderMu.
+	leaderMu  sync.Mutex
+	lostCh    chan struct{}
+	nonce     uint64
+	seq       atomic.Uint64
+	waiters   sync.Map // reqKey -> chan any
 	mismatch  atomic.Bool
 	stop      chan struct{}
 	wg        sync.WaitGroup
@@ -191,7 +200,7 @@ func New(cfg Config, fsm FSM) (_ *Node, err error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, log: cfg.Logger.With("raft_id", cfg.ID), peers: map[string]Peer{}, stop: make(chan struct{})}
+	n := &Node{cfg: cfg, log: cfg.Logger.With("raft_id", cfg.ID), peers: map[string]Peer{}, stop: make(chan struct{}), nonce: rand.Uint64()}
 	for _, p := range cfg.Peers {
 		n.peers[p.ID] = p
 	}
@@ -266,7 +275,7 @@ func New(cfg Config, fsm FSM) (_ *Node, err error) {
 		}
 		n.log.Info("raft group bootstrapped from the configured peers", "peers", len(cfg.Peers))
 	}
-	if n.raft, err = raft.NewRaft(rc, &fsmAdapter{fsm: fsm}, logs, stable, snaps, trans); err != nil {
+	if n.raft, err = raft.NewRaft(rc, &fsmAdapter{fsm: fsm, applied: n.applied}, logs, stable, snaps, trans); err != nil {
 		if c, ok := trans.(raft.WithClose); ok {
 			c.Close()
 		}
@@ -311,8 +320,19 @@ func (n *Node) configuredMembership() raft.Configuration {
 // *NotLeaderError unless ReadyLeader; ErrLeadershipLost and ErrTimeout mean
 // the outcome is unknown (the caller must not report success, and must not
 // blindly retry a non-idempotent write).
+//
+// The result comes from the local FSM through a request key carried in the
+// entry's raft extensions, and a lost leadership from the monitor, not from
+// raft's future: raft drops the futures of entries still queued for the FSM
+// when it shuts down, and a goroutine waiting on one would never end.
 func (n *Node) Apply(ctx context.Context, data []byte) (any, error) {
-	if !n.ReadyLeader() {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrTimeout, err)
+	}
+	n.leaderMu.Lock()
+	lost, term := n.lostCh, n.readyTerm.Load()
+	n.leaderMu.Unlock()
+	if term == 0 || n.raft.State() != raft.Leader || n.raft.CurrentTerm() != term {
 		if n.raft.State() == raft.Shutdown {
 			return nil, ErrShutdown
 		}
@@ -327,25 +347,65 @@ func (n *Node) Apply(ctx context.Context, data []byte) (any, error) {
 	if timeout <= 0 {
 		return nil, ErrTimeout
 	}
-	// raft's own timeout bounds only the enqueue; the wait for commit and
-	// apply is bounded here.
-	f := n.raft.Apply(data, timeout)
-	done := make(chan error, 1)
-	go func() { done <- f.Error() }()
+	key := reqKey{nonce: n.nonce, seq: n.seq.Add(1)}
+	ch := make(chan any, 1)
+	n.waiters.Store(key, ch)
+	defer n.waiters.Delete(key)
+	// raft's own timeout bounds only the enqueue; commit and apply are
+	// bounded here.
+	n.raft.ApplyLog(raft.Log{Data: data, Extensions: key.bytes()}, timeout)
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
+	var err error
 	select {
-	case err := <-done:
-		if err != nil {
-			return nil, n.mapApplyError(err)
-		}
-		return f.Response(), nil
+	case res := <-ch:
+		return res, nil
+	case <-lost:
+		err = ErrLeadershipLost
 	case <-timer.C:
-		return nil, fmt.Errorf("%w after %v", ErrTimeout, timeout)
+		err = fmt.Errorf("%w after %v", ErrTimeout, timeout)
 	case <-ctx.Done():
-		return nil, fmt.Errorf("%w: %v", ErrTimeout, ctx.Err())
+		err = fmt.Errorf("%w: %v", ErrTimeout, ctx.Err())
 	case <-n.stop:
-		return nil, ErrShutdown
+		err = ErrShutdown
+	}
+	// Applied at the same moment counts as applied.
+	select {
+	case res := <-ch:
+		return res, nil
+	default:
+		return nil, err
+	}
+}
+
+// reqKey ties an entry to the Apply call waiting for it. The nonce is drawn
+// per node start, so an entry written by another node, or by this one before
+// a restart, never completes a waiter.
+type reqKey struct {
+	nonce, seq uint64
+}
+
+func (k reqKey) bytes() []byte {
+	b := make([]byte, 16)
+	binary.BigEndian.PutUint64(b, k.nonce)
+	binary.BigEndian.PutUint64(b[8:], k.seq)
+	return b
+}
+
+// applied hands an FSM result to the Apply waiting for the entry, if any.
+func (n *Node) applied(ext []byte, result any) {
+	if len(ext) != 16 {
+		return
+	}
+	key := reqKey{nonce: binary.BigEndian.Uint64(ext), seq: binary.BigEndian.Uint64(ext[8:])}
+	if key.nonce != n.nonce {
+		return
+	}
+	if ch, ok := n.waiters.Load(key); ok {
+		select {
+		case ch.(chan any) <- result:
+		default: // a key is used once; never block the FSM goroutine
+		}
 	}
 }
 
@@ -364,7 +424,11 @@ func (n *Node) monitor() {
 		cancel = func() {}
 		if ready {
 			ready = false
+			n.leaderMu.Lock()
 			n.readyTerm.Store(0)
+			close(n.lostCh)
+			n.lostCh = nil
+			n.leaderMu.Unlock()
 			n.log.Info("raft: no longer the ready leader")
 			if n.cfg.OnLeadership != nil {
 				n.cfg.OnLeadership(false)
@@ -387,7 +451,10 @@ func (n *Node) monitor() {
 				continue
 			}
 			ready = true
+			n.leaderMu.Lock()
+			n.lostCh = make(chan struct{})
 			n.readyTerm.Store(r.term)
+			n.leaderMu.Unlock()
 			n.log.Info("raft: ready leader", "term", r.term, "applied_index", n.raft.AppliedIndex())
 			if n.cfg.OnLeadership != nil {
 				n.cfg.OnLeadership(true)

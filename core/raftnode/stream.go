@@ -37,11 +37,15 @@ type StreamLayer struct {
 	advertise net.Addr
 	conns     chan net.Conn
 	closed    chan struct{}
-	mu        sync.Mutex // orders wg.Add in Handoff before wg.Wait in Close
+	mu        sync.Mutex // guards isClosed and open; orders wg.Add before wg.Wait
 	isClosed  bool
-	ln        net.Listener // owned in standalone mode, nil otherwise
-	log       *slog.Logger
-	wg        sync.WaitGroup
+	// open holds every connection accepted or dialed and not yet closed:
+	// raft's transport does not close them on shutdown, and a node stopped
+	// inside a running process must not leave its peers' readers hanging.
+	open map[*trackedConn]struct{}
+	ln   net.Listener // owned in standalone mode, nil otherwise
+	log  *slog.Logger
+	wg   sync.WaitGroup
 	// preambleTimeout is PreambleTimeout; tests shorten it.
 	preambleTimeout time.Duration
 }
@@ -62,6 +66,7 @@ func NewStreamLayer(advertise string, log *slog.Logger) (*StreamLayer, error) {
 		conns:     make(chan net.Conn),
 		closed:    make(chan struct{}),
 		log:       log,
+		open:      map[*trackedConn]struct{}{},
 
 		preambleTimeout: PreambleTimeout,
 	}, nil
@@ -157,13 +162,47 @@ func (s *StreamLayer) Handoff(c net.Conn) error {
 			c.Close()
 			return
 		}
+		tc, ok := s.track(c)
+		if !ok {
+			return
+		}
 		select {
-		case s.conns <- c:
+		case s.conns <- tc:
 		case <-s.closed:
-			c.Close()
+			tc.Close()
 		}
 	}()
 	return nil
+}
+
+// trackedConn removes itself from the layer's open set when closed.
+type trackedConn struct {
+	net.Conn
+	s    *StreamLayer
+	once sync.Once
+}
+
+func (c *trackedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(func() {
+		c.s.mu.Lock()
+		delete(c.s.open, c)
+		c.s.mu.Unlock()
+	})
+	return err
+}
+
+// track registers c, or closes it if the layer is already closed.
+func (s *StreamLayer) track(c net.Conn) (*trackedConn, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.isClosed {
+		c.Close()
+		return nil, false
+	}
+	tc := &trackedConn{Conn: c, s: s}
+	s.open[tc] = struct{}{}
+	return tc, true
 }
 
 var errNoPreamble = errors.New("connection did not start with the raft preamble")
@@ -196,17 +235,25 @@ func (s *StreamLayer) Accept() (net.Conn, error) {
 }
 
 // Close stops Accept and Handoff, closes the own listener (if any) and
-// waits for the connections being checked.
+// every connection the layer accepted or dialed, and waits for the
+// connections being checked.
 func (s *StreamLayer) Close() error {
 	s.mu.Lock()
+	var open []*trackedConn
 	if !s.isClosed {
 		s.isClosed = true
 		close(s.closed)
 		if s.ln != nil {
 			s.ln.Close()
 		}
+		for c := range s.open {
+			open = append(open, c)
+		}
 	}
 	s.mu.Unlock()
+	for _, c := range open {
+		c.Close()
+	}
 	s.wg.Wait()
 	return nil
 }
@@ -230,5 +277,9 @@ func (s *StreamLayer) Dial(address raft.ServerAddress, timeout time.Duration) (n
 		return nil, fmt.Errorf("send raft preamble to %s: %w", address, err)
 	}
 	c.SetWriteDeadline(time.Time{})
-	return c, nil
+	tc, ok := s.track(c)
+	if !ok {
+		return nil, ErrStreamClosed
+	}
+	return tc, nil
 }
