@@ -313,6 +313,11 @@ func TestBarrierGatesReadiness(t *testing.T) {
 	gate := make(chan struct{})
 	var blocking atomic.Bool
 	g := newGroup(t, 3, false, nil)
+	// Registered after the group's, so it runs first: a failure below must
+	// not leave the FSM blocked while the nodes close.
+	var openGate sync.Once
+	release := func() { openGate.Do(func() { close(gate) }) }
+	t.Cleanup(release)
 	g.leader()
 	g.write("a")
 	l := g.leader()
@@ -360,7 +365,7 @@ func TestBarrierGatesReadiness(t *testing.T) {
 	if _, err := n.Apply(context.Background(), []byte("b")); !errors.As(err, &nl) || (!nl.Leader.Self && n.IsLeader()) {
 		t.Fatalf("not-ready leader's refusal: %v", err)
 	}
-	close(gate)
+	release()
 	// Whoever leads now (this node once its FSM caught up, or another if
 	// a loaded machine moved the leadership) takes the write.
 	g.mu.Lock()
