@@ -1,0 +1,60 @@
+// The node's figures for /metrics and the status page, and the /readyz test.
+
+package raftnode
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// Stats is a point-in-time view of the node.
+type Stats struct {
+	State        string // "Follower", "Candidate", "Leader" or "Shutdown"
+	ReadyLeader  bool
+	Term         uint64
+	LastLogIndex uint64
+	CommitIndex  uint64
+	AppliedIndex uint64
+	// LastSnapshotIndex is the index the newest snapshot covers (0: none).
+	LastSnapshotIndex uint64
+	// LastContact is when a follower last heard from its leader (zero if
+	// never, or on the leader itself).
+	LastContact time.Time
+	LeaderID    string // empty when no leader is known
+	// Voters is the number of voting members in raft's configuration.
+	Voters int
+	// MembershipMismatch is set when raft's membership differs from the
+	// configured peers (last checked at start and on each election won).
+	MembershipMismatch bool
+}
+
+// Stats returns the node's figures.
+func (n *Node) Stats() Stats {
+	_, id := n.raft.LeaderWithID()
+	st := Stats{
+		State:              n.raft.State().String(),
+		ReadyLeader:        n.ReadyLeader(),
+		Term:               n.raft.CurrentTerm(),
+		LastLogIndex:       n.raft.LastIndex(),
+		CommitIndex:        n.raft.CommitIndex(),
+		AppliedIndex:       n.raft.AppliedIndex(),
+		LeaderID:           string(id),
+		MembershipMismatch: n.mismatch.Load(),
+	}
+	if n.raft.State() != raft.Leader {
+		st.LastContact = n.raft.LastContact()
+	}
+	// raft keeps these only in its string map.
+	m := n.raft.Stats()
+	st.LastSnapshotIndex, _ = strconv.ParseUint(m["last_snapshot_index"], 10, 64)
+	if f := n.raft.GetConfiguration(); f.Error() == nil {
+		for _, s := range f.Configuration().Servers {
+			if s.Suffrage == raft.Voter {
+				st.Voters++
+			}
+		}
+	}
+	return st
+}
