@@ -1,5 +1,6 @@
-// auth.go holds the authorization check dispatch runs before any handler:
+// auth.go holds the authorization check that guards the protected codes:
 // the policy built from the configuration and the NO_PERMISSION refusal.
+
 package server
 
 import (
@@ -10,6 +11,7 @@ import (
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/core/auth"
 	"github.com/rocketns/rocketns/core/config"
+	"github.com/rocketns/rocketns/core/remoting"
 )
 
 // authState is the authorization side of a Server. Its zero value is ready;
@@ -26,17 +28,30 @@ type authState struct {
 	classify func(code int32) auth.Class
 }
 
-// authorized reports whether req may be served. When it may not, resp holds
-// the NO_PERMISSION refusal (not sent for a oneway request, which is simply
-// not applied). With authorization off it is a single check.
-func (s *Server) authorized(c *conn, req, resp *codec.Command) bool {
+// guard wraps the handler of a protected code with the authorization
+// check; with authorization off, and for open codes, it returns h itself,
+// so they cost nothing. A refused request gets NO_PERMISSION (not sent for
+// a oneway request, which is simply not applied).
+func (s *Server) guard(code int32, h remoting.Handler) remoting.Handler {
 	if !s.cfg.AuthorizationEnable && s.cfg.AdminAllowCIDRs == "" {
-		return true
+		return h
 	}
-	return s.checkAuthorization(c, req, resp)
+	classify := s.admin.auth.classify
+	if classify == nil {
+		classify = auth.ClassOf
+	}
+	if classify(code) == auth.ClassOpen {
+		return h
+	}
+	return func(c *remoting.Conn, req, resp *codec.Command) error {
+		if !s.checkAuthorization(c, req, resp) {
+			return nil
+		}
+		return h(c, req, resp)
+	}
 }
 
-func (s *Server) checkAuthorization(c *conn, req, resp *codec.Command) bool {
+func (s *Server) checkAuthorization(c *remoting.Conn, req, resp *codec.Command) bool {
 	p, err := s.authPolicy()
 	if err != nil {
 		// Fail closed: a policy that cannot be built protects nothing, and
@@ -49,10 +64,10 @@ func (s *Server) checkAuthorization(c *conn, req, resp *codec.Command) bool {
 		resp.Remark = "no permission for " + codec.RequestCodeName(req.Code) + ": authorization is misconfigured on this NameServer"
 		resp.Body = nil
 		s.metrics.authRefusal(0)
-		s.log.Error("request refused: authorization misconfigured", "code", req.Code, "peer", c.peer, "err", err)
+		s.log.Error("request refused: authorization misconfigured", "code", req.Code, "peer", c.Peer(), "err", err)
 		return false
 	}
-	err = p.Check(req, c.peer)
+	err = p.Check(req, c.Peer())
 	if err == nil {
 		return true
 	}
@@ -65,7 +80,7 @@ func (s *Server) checkAuthorization(c *conn, req, resp *codec.Command) bool {
 	resp.Body = nil
 	s.metrics.authRefusal(d.Reason)
 	s.log.Warn("request refused: not authorized",
-		"code", req.Code, "request", codec.RequestCodeName(req.Code), "peer", c.peer,
+		"code", req.Code, "request", codec.RequestCodeName(req.Code), "peer", c.Peer(),
 		"account", d.AccessKey, "reason", d.Reason.String(), "oneway", req.IsOneway())
 	return false
 }

@@ -82,7 +82,7 @@ func refusal(t *testing.T, err error, want ...string) {
 }
 
 func TestAuthorizationOffByDefault(t *testing.T) {
-	s, _ := startServer(t, testConfig(t), nil)
+	s, _ := startServer(t, testConfig(t))
 	c := dialClient(t, s.Addr(), client.Credentials{})
 	ctx := context.Background()
 	if err := c.PutKV(ctx, "ns", "k", "v"); err != nil {
@@ -199,8 +199,8 @@ func TestRefusedOnewayIsDroppedSilently(t *testing.T) {
 	w := dialWire(t, s.Addr())
 	put := request(codec.PutKVConfig, 1, "namespace", "ns", "key", "k", "value", "v")
 	put.Flag = codec.FlagOneway
-	w.send(put)
-	resp := w.call(request(codec.GetKVConfig, 2, "namespace", "ns", "key", "k"))
+	w.Send(put)
+	resp := w.Call(request(codec.GetKVConfig, 2, "namespace", "ns", "key", "k"))
 	if resp.Code != codec.QueryNotFound {
 		t.Fatalf("get after refused oneway put: %d %q", resp.Code, resp.Remark)
 	}
@@ -209,8 +209,8 @@ func TestRefusedOnewayIsDroppedSilently(t *testing.T) {
 	// Signed, the same oneway write is applied.
 	put = signedBy(request(codec.PutKVConfig, 3, "namespace", "ns", "key", "k", "value", "v"), "admin-key", "admin-secret")
 	put.Flag = codec.FlagOneway
-	w.send(put)
-	if resp := w.call(request(codec.GetKVConfig, 4, "namespace", "ns", "key", "k")); resp.Code != codec.Success {
+	w.Send(put)
+	if resp := w.Call(request(codec.GetKVConfig, 4, "namespace", "ns", "key", "k")); resp.Code != codec.Success {
 		t.Fatalf("get after signed oneway put: %d %q", resp.Code, resp.Remark)
 	}
 }
@@ -220,26 +220,26 @@ func TestAuthorizeBrokerRegistration(t *testing.T) {
 	cfg.AuthorizeBrokerRegistration = true
 	s, _ := startAuthServer(t, cfg, nil)
 	w := dialWire(t, s.Addr())
-	if resp := w.call(registerFrame(t, 1, "c1", "broker-a", "127.0.0.1:10911", 0, "T1", "T2")); resp.Code != codec.NoPermission ||
+	if resp := w.Call(registerFrame(t, 1, "c1", "broker-a", "127.0.0.1:10911", 0, "T1", "T2")); resp.Code != codec.NoPermission ||
 		!strings.Contains(resp.Remark, "REGISTER_BROKER (103)") {
 		t.Fatalf("unsigned registration: %d %q", resp.Code, resp.Remark)
 	}
-	if resp := w.call(request(codec.GetRouteInfoByTopic, 2, "topic", "T1")); resp.Code != codec.TopicNotExist {
+	if resp := w.Call(request(codec.GetRouteInfoByTopic, 2, "topic", "T1")); resp.Code != codec.TopicNotExist {
 		t.Fatalf("route after refused registration: %d", resp.Code)
 	}
 	hb := request(codec.BrokerHeartbeat, 3, "clusterName", "c1", "brokerAddr", "127.0.0.1:10911", "brokerName", "broker-a")
-	if resp := w.call(hb); resp.Code != codec.NoPermission {
+	if resp := w.Call(hb); resp.Code != codec.NoPermission {
 		t.Fatalf("unsigned heartbeat: %d", resp.Code)
 	}
 	reg := signedBy(registerFrame(t, 4, "c1", "broker-a", "127.0.0.1:10911", 0, "T1", "T2"), "reader-key", "reader-secret")
-	if resp := w.call(reg); resp.Code != codec.NoPermission || !strings.Contains(resp.Remark, "role readonly") {
+	if resp := w.Call(reg); resp.Code != codec.NoPermission || !strings.Contains(resp.Remark, "role readonly") {
 		t.Fatalf("readonly registration: %d %q", resp.Code, resp.Remark)
 	}
 	reg = signedBy(registerFrame(t, 5, "c1", "broker-a", "127.0.0.1:10911", 0, "T1", "T2"), "broker-key", "broker-secret")
-	if resp := w.call(reg); resp.Code != codec.Success {
+	if resp := w.Call(reg); resp.Code != codec.Success {
 		t.Fatalf("signed registration: %d %q", resp.Code, resp.Remark)
 	}
-	if resp := w.call(request(codec.GetRouteInfoByTopic, 6, "topic", "T1")); resp.Code != codec.Success {
+	if resp := w.Call(request(codec.GetRouteInfoByTopic, 6, "topic", "T1")); resp.Code != codec.Success {
 		t.Fatalf("route after signed registration: %d", resp.Code)
 	}
 }

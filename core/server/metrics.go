@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
+
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/core/auth"
 	"github.com/rocketns/rocketns/core/route"
@@ -236,18 +237,6 @@ func (m *serverMetrics) codeSlot(code int32) int {
 	return int(m.slot[code])
 }
 
-// routeSample is how many route queries one latency sample stands for.
-// Reading the clock twice costs about a fifth of a route query on a virtual
-// machine's clock source, so a connection times its first route query and
-// one in routeSample after it. A sample is weighted by the queries it
-// stands for since the connection's previous one: 1 for the first, which
-// is often the only one (admin tools, health checks, short-lived clients)
-// and often slower than the rest, then routeSample. The
-// quantiles and the mean stay right, and _count stays below the number of
-// queries by at most routeSample-1 per connection (those after its last
-// sample). Registrations and admin requests are rare and always timed.
-const routeSample = 16
-
 // request counts one answered request of code with response code resp. It
 // allocates nothing, except once per (code, error response) pair the first
 // time that pair is seen.
@@ -257,6 +246,16 @@ func (m *serverMetrics) request(code, resp int32) {
 	if resp != codec.Success {
 		m.errorCounter(i, errorSlot(resp)).Inc()
 	}
+}
+
+// observe is the listener's Observe: every request answered, timed or not
+// (weight 0).
+func (m *serverMetrics) observe(code, resp int32, took time.Duration, weight uint64) {
+	if weight == 0 {
+		m.request(code, resp)
+		return
+	}
+	m.requestTimed(code, resp, took, weight)
 }
 
 // requestTimed is request for a request that was timed and took d; the
@@ -350,12 +349,6 @@ func (s *Server) writeMetrics(w io.Writer) {
 	}
 	gauge("rocketns_ready", up)
 	metrics.WriteProcessMetrics(w)
-}
-
-func (s *Server) connCount() int {
-	s.connsMu.Lock()
-	defer s.connsMu.Unlock()
-	return len(s.conns)
 }
 
 // logSummary writes the per-minute line: table sizes and, per request
