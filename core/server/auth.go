@@ -23,41 +23,35 @@ type authState struct {
 	once   sync.Once
 	policy *auth.Policy
 	err    error
-	// classify overrides auth.ClassOf; tests set it before Start to protect
-	// codes that real clients sign (105).
-	classify func(code int32) auth.Class
 }
 
-// guard wraps the handler of a protected code with the authorization
-// check; with authorization off, and for open codes, it returns h itself,
-// so they cost nothing. A refused request gets NO_PERMISSION (not sent for
-// a oneway request, which is simply not applied).
-func (s *Server) guard(code int32, h remoting.Handler) remoting.Handler {
-	if !s.cfg.AuthorizationEnable && s.cfg.AdminAllowCIDRs == "" {
-		return h
+// guard is the handler of c behind the authorization check c's class
+// needs; with authorization off, and for open codes, it is the handler
+// itself, so they cost nothing. A refused request gets NO_PERMISSION (not
+// sent for a oneway request, which is simply not applied).
+func (s *Server) guard(c requestCode) remoting.Handler {
+	class := c.auth
+	switch {
+	case class == auth.ClassOpen,
+		class == auth.ClassBrokerReport && !s.cfg.AuthorizeBrokerRegistration,
+		!s.cfg.AuthorizationEnable && s.cfg.AdminAllowCIDRs == "":
+		return c.handler
 	}
-	classify := s.admin.auth.classify
-	if classify == nil {
-		classify = auth.ClassOf
-	}
-	if classify(code) == auth.ClassOpen {
-		return h
-	}
-	return func(c *remoting.Conn, req, resp *codec.Command) error {
-		if !s.checkAuthorization(c, req, resp) {
+	h := c.handler
+	return func(conn *remoting.Conn, req, resp *codec.Command) error {
+		if !s.checkAuthorization(class, conn, req, resp) {
 			return nil
 		}
-		return h(c, req, resp)
+		return h(conn, req, resp)
 	}
 }
 
-func (s *Server) checkAuthorization(c *remoting.Conn, req, resp *codec.Command) bool {
+func (s *Server) checkAuthorization(class auth.Class, c *remoting.Conn, req, resp *codec.Command) bool {
 	p, err := s.authPolicy()
 	if err != nil {
 		// Fail closed: a policy that cannot be built protects nothing, and
 		// serving protected codes unchecked is what the operator turned off.
-		class := auth.ClassOf(req.Code)
-		if class == auth.ClassOpen || (class == auth.ClassBrokerReport && !s.cfg.AuthorizeBrokerRegistration) {
+		if class == auth.ClassBrokerReport && !s.cfg.AuthorizeBrokerRegistration {
 			return true
 		}
 		resp.Code = codec.NoPermission
@@ -67,7 +61,7 @@ func (s *Server) checkAuthorization(c *remoting.Conn, req, resp *codec.Command) 
 		s.log.Error("request refused: authorization misconfigured", "code", req.Code, "peer", c.Peer(), "err", err)
 		return false
 	}
-	err = p.Check(req, c.Peer())
+	err = p.Check(class, req, c.Peer())
 	if err == nil {
 		return true
 	}
@@ -89,7 +83,7 @@ func (s *Server) checkAuthorization(c *remoting.Conn, req, resp *codec.Command) 
 func (s *Server) authPolicy() (*auth.Policy, error) {
 	a := &s.admin.auth
 	a.once.Do(func() {
-		a.policy, a.err = buildPolicy(s.cfg, a.classify)
+		a.policy, a.err = buildPolicy(s.cfg)
 		if a.err != nil {
 			s.log.Error("authorization misconfigured: protected requests will be refused", "err", a.err)
 			return
@@ -107,7 +101,7 @@ func (s *Server) authPolicy() (*auth.Policy, error) {
 	return a.policy, a.err
 }
 
-func buildPolicy(cfg *config.Config, classify func(int32) auth.Class) (*auth.Policy, error) {
+func buildPolicy(cfg *config.Config) (*auth.Policy, error) {
 	nets, err := auth.ParseCIDRs(cfg.AdminAllowCIDRs)
 	if err != nil {
 		return nil, err
@@ -116,7 +110,6 @@ func buildPolicy(cfg *config.Config, classify func(int32) auth.Class) (*auth.Pol
 		Signatures:         cfg.AuthorizationEnable,
 		BrokerRegistration: cfg.AuthorizeBrokerRegistration,
 		AllowFrom:          nets,
-		Classify:           classify,
 	}
 	if cfg.AuthorizationEnable {
 		if cfg.ACLFile == "" {

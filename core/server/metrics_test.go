@@ -232,8 +232,8 @@ func checkLabels(t *testing.T, series map[string]float64, forbidden ...string) {
 }
 
 func isCodeName(name string) bool {
-	for _, c := range metricCodes {
-		if codec.RequestCodeName(c) == name {
+	for _, c := range (&Server{}).codeTable() {
+		if codec.RequestCodeName(c.code) == name {
 			return true
 		}
 	}

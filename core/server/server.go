@@ -90,7 +90,9 @@ func New(cfg *config.Config, log *slog.Logger) (*Server, error) {
 		kv:       store,
 		stop:     make(chan struct{}),
 		regSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)),
-		metrics:  newServerMetrics(),
+	}
+	if s.metrics, err = newServerMetrics(s.codeTable()); err != nil {
+		return nil, err
 	}
 	if s.tls, err = newTLSServer(cfg, log); err != nil {
 		return nil, err
