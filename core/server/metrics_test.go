@@ -381,16 +381,16 @@ func TestMinuteSummary(t *testing.T) {
 	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	s.started = t0.Add(-time.Minute)
 	for i := 0; i < 120; i++ {
-		s.metrics.request(codec.GetRouteInfoByTopic, codec.Success)
+		s.metrics.requests.Observe(codec.GetRouteInfoByTopic, codec.Success, 0, 0)
 	}
-	s.metrics.requestTimed(codec.RegisterBroker, codec.Success, time.Millisecond, 1)
-	s.metrics.request(codec.GetRouteInfoByTopic, codec.TopicNotExist)
+	s.metrics.requests.Observe(codec.RegisterBroker, codec.Success, time.Millisecond, 1)
+	s.metrics.requests.Observe(codec.GetRouteInfoByTopic, codec.TopicNotExist, 0, 0)
 	s.logSummary(t0)
 	for i := 0; i < 30; i++ {
-		s.metrics.request(codec.GetRouteInfoByTopic, codec.Success)
+		s.metrics.requests.Observe(codec.GetRouteInfoByTopic, codec.Success, 0, 0)
 	}
 	for i := 0; i < 6; i++ {
-		s.metrics.requestTimed(codec.GetKVConfig, codec.Success, time.Microsecond, 1)
+		s.metrics.requests.Observe(codec.GetKVConfig, codec.Success, time.Microsecond, 1)
 	}
 	s.logSummary(t0.Add(time.Minute))
 

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/rocketns/rocketns/codec"
+	"github.com/rocketns/rocketns/core/adminhttp"
+	"github.com/rocketns/rocketns/core/certs"
 	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/core/kv"
 	"github.com/rocketns/rocketns/core/remoting"
@@ -48,14 +50,14 @@ type Server struct {
 
 	// tls is the certificate material; nil when tls.server.mode is
 	// disabled.
-	tls *tlsServer
+	tls *certs.Material
 
 	hooks hooks
 
 	// metrics are always kept: the per-minute summary reads them too
 	// (metrics.go). adminHTTP serves them when adminListen is set.
 	metrics   *serverMetrics
-	adminHTTP adminHTTP
+	adminHTTP *adminhttp.Server
 	listening atomic.Bool
 
 	closing atomic.Bool
@@ -94,13 +96,14 @@ func New(cfg *config.Config, log *slog.Logger) (*Server, error) {
 	if s.metrics, err = newServerMetrics(s.codeTable()); err != nil {
 		return nil, err
 	}
-	if s.tls, err = newTLSServer(cfg, log); err != nil {
+	if s.tls, err = certs.Load(cfg, log); err != nil {
 		return nil, err
 	}
 	s.routes = route.New(route.Options{
 		SupportActingMaster:               cfg.SupportActingMaster,
 		DeleteTopicWithBrokerRegistration: cfg.DeleteTopicWithBrokerRegistration,
 	}, s.clock)
+	s.adminHTTP = s.newAdminHTTP()
 	return s, nil
 }
 
@@ -131,16 +134,12 @@ func (s *Server) listener() (*remoting.Server, error) {
 		MaxPendingRequestBytes:  cfg.MaxPendingRequestBytes,
 		MaxPendingResponseBytes: cfg.MaxPendingResponseBytes,
 		ConnClosed:              s.onConnClosed,
-		Observe:                 s.metrics.observe,
 		Refused:                 s.logRefusal,
-		Events: remoting.Events{
-			FrameRejected: s.metrics.badFrame,
-			ConnRefused:   s.metrics.connRefused.Inc,
-			TLSHandshake:  s.metrics.tlsHandshake,
-		},
+		Observe:                 s.metrics.requests.Observe,
+		Events:                  s.metrics.listener.Events(),
 	}
 	if s.tls != nil {
-		o.TLS = &remoting.TLS{Config: s.tls.base, Enforce: s.tls.mode == config.TLSEnforcing, HandshakeTimeout: tlsHandshakeTimeout}
+		o.TLS = &remoting.TLS{Config: s.tls.Config(), Enforce: s.tls.Mode() == config.TLSEnforcing}
 	}
 	r, err := remoting.New(o)
 	if err != nil {
@@ -164,7 +163,8 @@ func (s *Server) onConnClosed(id remoting.ConnID) {
 // Start listens on cfg.BindAddress:cfg.ListenPort and serves in the
 // background until Shutdown.
 func (s *Server) Start() error {
-	if err := s.listenAdmin(); err != nil {
+	// The admin port first, so a taken one fails start-up cheaply.
+	if err := s.adminHTTP.Listen(); err != nil {
 		return err
 	}
 	r, err := s.listener()
@@ -172,12 +172,12 @@ func (s *Server) Start() error {
 		err = r.Start()
 	}
 	if err != nil {
-		s.closeAdmin(context.Background())
+		s.adminHTTP.Shutdown(context.Background())
 		return err
 	}
 	s.started = time.Now()
 	s.listening.Store(true)
-	s.serveAdmin()
+	s.adminHTTP.Serve("/metrics, /healthz, /readyz, /rocketmq/nsaddr and /")
 
 	scan := time.Duration(s.cfg.ScanNotActiveBrokerInterval) * time.Millisecond
 	if scan <= 0 {
@@ -186,12 +186,13 @@ func (s *Server) Start() error {
 	s.every(scan, s.scanExpired)
 	s.every(10*time.Minute, s.dumpKV)
 	s.every(time.Minute, func() { s.logSummary(time.Now()) })
-	if s.tls != nil && s.tls.watches() {
-		s.every(tlsPollInterval, s.tls.poll)
+	if s.tls != nil && s.tls.Watches() {
+		s.every(certs.PollInterval, s.tls.Poll)
 	}
 	if s.tls != nil {
-		s.log.Info("tls", "mode", s.tls.mode.String(), "client_auth", s.tls.settings.NeedClientAuth.String(),
-			"test_mode", s.tls.settings.TestMode, "cert", s.tls.settings.CertPath)
+		st := s.tls.Settings()
+		s.log.Info("tls", "mode", s.tls.Mode().String(), "client_auth", st.NeedClientAuth.String(),
+			"test_mode", st.TestMode, "cert", st.CertPath)
 	}
 	return nil
 }
@@ -238,7 +239,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if err := s.kv.Flush(); err != nil {
 		errs = append(errs, fmt.Errorf("flush kv config: %w", err))
 	}
-	if err := s.closeAdmin(ctx); err != nil {
+	// The admin listener last, so /readyz answers 503 for as long as the
+	// shutdown takes.
+	if err := s.adminHTTP.Shutdown(ctx); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

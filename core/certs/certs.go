@@ -1,7 +1,7 @@
-// tls.go holds the TLS certificate material with its reload; core/remoting
-// serves the TLS connections.
+// certs.go holds the material, its loading from files or test mode's
+// generation, and its reload.
 
-package server
+package certs
 
 import (
 	"crypto/ecdsa"
@@ -24,18 +24,14 @@ import (
 	"github.com/rocketns/rocketns/core/config"
 )
 
-const (
-	// tlsPollInterval is how often certificate files are checked, as
-	// Java's FileWatchService does.
-	tlsPollInterval = 500 * time.Millisecond
-	// tlsHandshakeTimeout bounds a handshake, so a peer that opens a TLS
-	// connection and stalls is closed before the idle timeout.
-	tlsHandshakeTimeout = 10 * time.Second
-)
+// PollInterval is how often Poll should run: Java's FileWatchService
+// checks the certificate files that often.
+const PollInterval = 500 * time.Millisecond
 
-// tlsServer holds the TLS material. Handshakes read the current tls.Config
-// through GetConfigForClient, so a reload affects only new handshakes.
-type tlsServer struct {
+// Material is a listener's TLS material. Handshakes read the current
+// tls.Config through GetConfigForClient, so a reload affects only new
+// handshakes.
+type Material struct {
 	mode config.TLSMode
 	cfg  *config.Config
 	log  *slog.Logger
@@ -55,8 +51,11 @@ type materialSums struct {
 	cert, key, trust [sha256.Size]byte
 }
 
-// newTLSServer returns nil when TLS is disabled.
-func newTLSServer(cfg *config.Config, log *slog.Logger) (*tlsServer, error) {
+// Load builds the material cfg's tls.* settings describe; it returns nil
+// (and no error) when TLS is disabled. The settings are read again by
+// Poll, so a changed tls.config.file applies at the next reload; the mode
+// stays the one read here.
+func Load(cfg *config.Config, log *slog.Logger) (*Material, error) {
 	st, err := cfg.TLS()
 	if err != nil {
 		return nil, err
@@ -68,7 +67,10 @@ func newTLSServer(cfg *config.Config, log *slog.Logger) (*tlsServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tls: %w", err)
 	}
-	t := &tlsServer{mode: st.Mode, cfg: cfg, log: log, settings: st, sums: sums}
+	if log == nil {
+		log = slog.Default()
+	}
+	t := &Material{mode: st.Mode, cfg: cfg, log: log, settings: st, sums: sums}
 	t.current.Store(tc)
 	t.base = &tls.Config{
 		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) { return t.current.Load(), nil },
@@ -76,16 +78,31 @@ func newTLSServer(cfg *config.Config, log *slog.Logger) (*tlsServer, error) {
 	return t, nil
 }
 
-// watches reports whether there are files to reload from.
-func (t *tlsServer) watches() bool { return !t.settings.TestMode }
+// Config is the tls.Config to serve handshakes with; it hands each one the
+// material current at that moment.
+func (t *Material) Config() *tls.Config { return t.base }
 
-// poll reloads the material when the certificate, key or trust file
+// Mode is the TLS mode (permissive or enforcing).
+func (t *Material) Mode() config.TLSMode { return t.mode }
+
+// Settings are the settings the current material was built from.
+func (t *Material) Settings() config.TLSSettings {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.settings
+}
+
+// Watches reports whether there are files to reload from (not in test
+// mode, whose certificate lives only in memory).
+func (t *Material) Watches() bool { return !t.settings.TestMode }
+
+// Poll reloads the material when the certificate, key or trust file
 // changed. Unlike Java, which waits until both the certificate and the key
 // changed, any change triggers a load; a pair that does not match yet (the
 // key is written after the certificate) fails to load, is logged once and
 // leaves the current material in place until the next change. A renewal
 // that keeps the key is thus picked up, where Java would never reload it.
-func (t *tlsServer) poll() {
+func (t *Material) Poll() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	st, err := t.cfg.TLS()
