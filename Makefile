@@ -55,7 +55,7 @@ FUZZ_TARGETS := \
 	./codec/body:FuzzDecodeClusterInfo \
 	./codec/body:FuzzDecodeTopicList \
 	./core/kv:FuzzOpen \
-	./core/config:FuzzParseProperties \
+	./codec/properties:FuzzParse \
 	./core/config:FuzzApply
 fuzz:
 	@set -e; log=$$(mktemp); trap 'rm -f "$$log"' EXIT; \

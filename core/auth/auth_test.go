@@ -1,4 +1,5 @@
 // Tests of the roles, account files, allowlists and the policy's decisions.
+
 package auth
 
 import (

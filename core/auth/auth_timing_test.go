@@ -1,4 +1,5 @@
 // Benchmarks of the checks on the request path.
+
 package auth
 
 import "testing"

@@ -1,5 +1,6 @@
 // The authorization policy: which checks apply to which codes, and the
 // refusal a request gets.
+
 package auth
 
 import (

@@ -6,7 +6,6 @@
 package certs
 
 import (
-	"bytes"
 	"crypto/tls"
 	"io"
 	"log/slog"
@@ -14,70 +13,24 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/core/tlstest"
 )
 
-// writeAtomic replaces path's content in one rename, as a certificate
-// rotation tool does.
-func writeAtomic(t *testing.T, path string, b []byte) {
-	t.Helper()
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// files is a server certificate, key and trust file in a temp dir.
-type files struct {
-	dir, cert, key, trust string
-}
-
-func newFiles(t *testing.T, ca *tlstest.CA, serial int64) files {
-	t.Helper()
-	dir := t.TempDir()
-	f := files{dir: dir, cert: filepath.Join(dir, "server.pem"), key: filepath.Join(dir, "server.key"), trust: filepath.Join(dir, "ca.pem")}
-	c, k, _ := ca.Issue(t, serial, false, nil)
-	writeAtomic(t, f.cert, c)
-	writeAtomic(t, f.key, k)
-	writeAtomic(t, f.trust, ca.PEM)
-	return f
-}
-
-func settings(mode string, f files) *config.Config {
+func settings(mode string, f tlstest.Files) *config.Config {
 	cfg := config.Default()
 	cfg.TLSServerMode = mode
-	cfg.TLSServerCertPath, cfg.TLSServerKeyPath = f.cert, f.key
+	cfg.TLSServerCertPath, cfg.TLSServerKeyPath = f.Cert, f.Key
 	return cfg
 }
 
-// lockedBuffer collects log output.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func load(t *testing.T, cfg *config.Config) (*Material, *lockedBuffer) {
+// load builds the material of cfg; Load and Poll log on the caller's
+// goroutine, so a plain buffer collects their lines.
+func load(t *testing.T, cfg *config.Config) (*Material, *strings.Builder) {
 	t.Helper()
-	logs := &lockedBuffer{}
+	logs := &strings.Builder{}
 	m, err := Load(cfg, slog.New(slog.NewTextHandler(logs, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +86,7 @@ func servedSerial(t *testing.T, m *Material, ca *tlstest.CA) int64 {
 
 func TestCertificateReload(t *testing.T) {
 	ca := tlstest.NewCA(t, "ca")
-	f := newFiles(t, ca, 100)
+	f := ca.Files(t, 100)
 	m, logs := load(t, settings("permissive", f))
 	if got := servedSerial(t, m, ca); got != 100 {
 		t.Fatalf("serial %d, want 100", got)
@@ -149,7 +102,7 @@ func TestCertificateReload(t *testing.T) {
 	// Half a rotation: the new certificate does not match the old key.
 	// It does not load, and the old certificate keeps being served.
 	cert2, key2, k2 := ca.Issue(t, 200, false, nil)
-	writeAtomic(t, f.cert, cert2)
+	tlstest.WriteAtomic(t, f.Cert, cert2)
 	m.Poll()
 	if got := servedSerial(t, m, ca); got != 100 {
 		t.Fatalf("after a certificate without its key: serial %d, want 100", got)
@@ -162,7 +115,7 @@ func TestCertificateReload(t *testing.T) {
 		t.Fatalf("the same bad material logged %d times", n)
 	}
 
-	writeAtomic(t, f.key, key2)
+	tlstest.WriteAtomic(t, f.Key, key2)
 	m.Poll()
 	if got := servedSerial(t, m, ca); got != 200 {
 		t.Fatalf("after rotating certificate and key: serial %d, want 200", got)
@@ -170,13 +123,13 @@ func TestCertificateReload(t *testing.T) {
 
 	// A renewal that keeps the key (which Java never picks up).
 	cert3, _, _ := ca.Issue(t, 300, false, k2)
-	writeAtomic(t, f.cert, cert3)
+	tlstest.WriteAtomic(t, f.Cert, cert3)
 	m.Poll()
 	if got := servedSerial(t, m, ca); got != 300 {
 		t.Fatalf("after renewing with the same key: serial %d, want 300", got)
 	}
 	// A file being replaced (missing for a moment) is not a change.
-	os.Remove(f.cert)
+	os.Remove(f.Cert)
 	m.Poll()
 	if got := servedSerial(t, m, ca); got != 300 {
 		t.Fatalf("with the certificate file missing: serial %d, want 300", got)
@@ -187,17 +140,17 @@ func TestCertificateReload(t *testing.T) {
 // by the new file gets in after the reload.
 func TestTrustReload(t *testing.T) {
 	ca, next := tlstest.NewCA(t, "ca"), tlstest.NewCA(t, "next")
-	f := newFiles(t, ca, 2)
+	f := ca.Files(t, 2)
 	cfg := settings("enforcing", f)
 	cfg.TLSServerNeedClientAuth = "require"
 	cfg.TLSServerAuthClient = true
-	cfg.TLSServerTrustCertPath = f.trust
+	cfg.TLSServerTrustCertPath = f.Trust
 	m, _ := load(t, cfg)
 	client := &tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1", Certificates: []tls.Certificate{next.Pair(t, 99, true)}}
 	if _, err := handshake(t, m, client); err == nil {
 		t.Fatal("client of an untrusted CA accepted")
 	}
-	writeAtomic(t, f.trust, next.PEM)
+	tlstest.WriteAtomic(t, f.Trust, next.PEM)
 	m.Poll()
 	if _, err := handshake(t, m, client); err != nil {
 		t.Fatalf("client of the newly trusted CA refused: %v", err)
@@ -211,10 +164,10 @@ func TestTrustReload(t *testing.T) {
 // mode.
 func TestConfigFile(t *testing.T) {
 	ca := tlstest.NewCA(t, "ca")
-	f := newFiles(t, ca, 7)
-	props := filepath.Join(f.dir, "tls.properties")
-	text := "tls.server.certPath=" + f.cert + "\ntls.server.keyPath=" + f.key + "\ntls.server.mode=disabled\n"
-	writeAtomic(t, props, []byte(text))
+	f := ca.Files(t, 7)
+	props := filepath.Join(f.Dir, "tls.properties")
+	text := "tls.server.certPath=" + f.Cert + "\ntls.server.keyPath=" + f.Key + "\ntls.server.mode=disabled\n"
+	tlstest.WriteAtomic(t, props, []byte(text))
 	cfg := config.Default()
 	cfg.TLSServerMode = "enforcing"
 	cfg.TLSConfigFile = props
@@ -253,7 +206,7 @@ func TestDisabledHasNoMaterial(t *testing.T) {
 
 func TestBadMaterialStopsLoad(t *testing.T) {
 	ca := tlstest.NewCA(t, "ca")
-	f := newFiles(t, ca, 2)
+	f := ca.Files(t, 2)
 	check := func(mutate func(*config.Config), want string) {
 		t.Helper()
 		cfg := settings("permissive", f)
@@ -264,7 +217,7 @@ func TestBadMaterialStopsLoad(t *testing.T) {
 		}
 	}
 	check(func(c *config.Config) { c.TLSServerKeyPath = c.TLSServerCertPath }, "tls.server.certPath")
-	check(func(c *config.Config) { c.TLSServerCertPath = filepath.Join(f.dir, "missing.pem") }, "missing.pem")
+	check(func(c *config.Config) { c.TLSServerCertPath = filepath.Join(f.Dir, "missing.pem") }, "missing.pem")
 	check(func(c *config.Config) { c.TLSServerCertPath = "" }, "needs tls.server.certPath")
 	check(func(c *config.Config) { c.TLSServerTrustCertPath = c.TLSServerKeyPath }, "no PEM certificate")
 }

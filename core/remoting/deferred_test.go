@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rocketns/rocketns/codec"
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 	"github.com/rocketns/rocketns/core/tlstest"
 )
 
@@ -256,7 +257,7 @@ func TestDeferredReplyAfterTheConnectionCloses(t *testing.T) {
 // replies still pending.
 func TestDeferredReplyAfterShutdown(t *testing.T) {
 	pending := make(chan deferred, 1)
-	o := testOptions(&lockedBuffer{})
+	o := testOptions(&remotingtest.Logs{})
 	deferOptions(&o, pending)
 	s := newServer(t, o, nil)
 	w := dial(t, s)

@@ -4,13 +4,11 @@
 package remoting
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -66,31 +64,12 @@ func tinyRoutes() []Route {
 	}
 }
 
-// lockedBuffer collects log output so tests can assert on the lines a
-// listener writes; netpoll goroutines write while the test reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // testOptions is a loopback listener with the tiny table, logging into
 // logs at debug level.
-func testOptions(logs *lockedBuffer) Options {
+func testOptions(logs *remotingtest.Logs) Options {
 	return Options{
 		Addr:        "127.0.0.1:0",
-		Log:         slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Log:         logs.Logger(),
 		Routes:      tinyRoutes(),
 		Version:     479,
 		IdleTimeout: 120 * time.Second,
@@ -130,9 +109,9 @@ func start(t *testing.T, o Options, setup func(*Server)) *Server {
 }
 
 // startTiny is start with the tiny table and a log buffer.
-func startTiny(t *testing.T, edit func(*Options)) (*Server, *lockedBuffer) {
+func startTiny(t *testing.T, edit func(*Options)) (*Server, *remotingtest.Logs) {
 	t.Helper()
-	logs := &lockedBuffer{}
+	logs := &remotingtest.Logs{}
 	o := testOptions(logs)
 	if edit != nil {
 		edit(&o)

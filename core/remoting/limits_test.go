@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rocketns/rocketns/codec"
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 )
 
 func TestMaxConnectionsRefusesBeyondTheLimit(t *testing.T) {
@@ -64,7 +65,7 @@ func TestPeerThatNeverReadsIsBoundedAndClosed(t *testing.T) {
 	}
 	stuckCh, proceed := make(chan stuck, 1), make(chan struct{})
 	closed := make(chan ConnID, 64)
-	logs := &lockedBuffer{}
+	logs := &remotingtest.Logs{}
 	o := testOptions(logs)
 	o.MaxPendingResponseBytes = 1 << 20
 	o.WriteTimeout = time.Second
@@ -146,7 +147,7 @@ func TestPeerThatNeverReadsIsBoundedAndClosed(t *testing.T) {
 // at once, as netpoll's would be after reading faster than they are
 // served: the tick's watchdog and the check between requests.
 func TestUnreadRequestsBeyondTheLimitClose(t *testing.T) {
-	logs := &lockedBuffer{}
+	logs := &remotingtest.Logs{}
 	o := testOptions(logs)
 	o.MaxPendingRequestBytes = 64 << 10
 	s, err := New(o)

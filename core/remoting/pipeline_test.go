@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rocketns/rocketns/codec"
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 )
 
 // Complete requests followed by the start of the next frame, cut inside
@@ -55,7 +56,7 @@ func TestPipelinedRequestsAllocateNothing(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates on its own")
 	}
-	o := testOptions(&lockedBuffer{})
+	o := testOptions(&remotingtest.Logs{})
 	o.Routes[3].TimeEvery = 16 // codeBig
 	o.Observe = func(int32, int32, time.Duration, uint64) {}
 	s, err := New(o)

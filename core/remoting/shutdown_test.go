@@ -57,7 +57,7 @@ func halfFrame(opaque int32) []byte {
 }
 
 func TestShutdownIsNotHeldByAPeerInTheMiddleOfAFrame(t *testing.T) {
-	s := startOwned(t, testOptions(&lockedBuffer{}), nil)
+	s := startOwned(t, testOptions(&remotingtest.Logs{}), nil)
 	w := dial(t, s)
 	w.Call(request(codeEcho, 1))
 	w.SendRaw(halfFrame(2))
@@ -81,7 +81,7 @@ func TestShutdownIsNotHeldByAPeerInTheMiddleOfAFrame(t *testing.T) {
 func TestConnectionThatStartsWaitingDuringShutdownClosesItself(t *testing.T) {
 	var w *remotingtest.Wire
 	closed := make(chan bool, 1)
-	s := startOwned(t, testOptions(&lockedBuffer{}), func(s *Server) {
+	s := startOwned(t, testOptions(&remotingtest.Logs{}), func(s *Server) {
 		s.hooks.shutdownBegun = func() {
 			if w == nil {
 				return // the test failed before dialing
@@ -114,7 +114,7 @@ func TestShutdownPastItsDeadlineClosesEveryConnection(t *testing.T) {
 	var releaseOnce sync.Once
 	unblock := func() { releaseOnce.Do(func() { close(release) }) }
 	t.Cleanup(unblock)
-	o := testOptions(&lockedBuffer{})
+	o := testOptions(&remotingtest.Logs{})
 	o.Routes = append(o.Routes, Route{Code: blockingCode, Handler: func(*Conn, *codec.Command, *codec.Command) error {
 		entered <- struct{}{}
 		<-release
@@ -157,7 +157,7 @@ func TestNoGoroutineOutlivesShutdown(t *testing.T) {
 	leakOpts := []goleak.Option{goleak.IgnoreCurrent(), goleak.IgnoreAnyFunction("github.com/cloudwego/netpoll.(*defaultPoll).Wait")}
 	ca := tlstest.NewCA(t, "ca")
 	pending := make(chan deferred, 8)
-	o := testOptions(&lockedBuffer{})
+	o := testOptions(&remotingtest.Logs{})
 	o.TLS = tlsOption(t, ca, false)
 	o.Sniffers = []Sniffer{fakeProtocol(nil)}
 	deferOptions(&o, pending)

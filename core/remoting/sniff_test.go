@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rocketns/rocketns/codec"
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 	"github.com/rocketns/rocketns/core/tlstest"
 )
 
@@ -145,7 +146,7 @@ func TestSnifferMismatchCloses(t *testing.T) {
 // closed by Shutdown.
 func TestShutdownClosesHandedOffConnections(t *testing.T) {
 	kept := make(chan net.Conn, 1)
-	o := testOptions(&lockedBuffer{})
+	o := testOptions(&remotingtest.Logs{})
 	o.Sniffers = []Sniffer{{Magic: []byte(fakeMagic), Serve: func(nc net.Conn) {
 		io.WriteString(nc, "ok\n")
 		kept <- nc

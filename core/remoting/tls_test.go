@@ -7,7 +7,6 @@ package remoting
 import (
 	"bytes"
 	"crypto/tls"
-	"io"
 	"net"
 	"testing"
 	"time"
@@ -103,23 +102,6 @@ func TestTLSConnectionEventsAndCloseHook(t *testing.T) {
 	}
 }
 
-// readFrame reads one raw frame, prefix included.
-func readFrame(t *testing.T, nc net.Conn) []byte {
-	t.Helper()
-	nc.SetReadDeadline(time.Now().Add(5 * time.Second))
-	var prefix [4]byte
-	if _, err := io.ReadFull(nc, prefix[:]); err != nil {
-		t.Fatalf("read: %v", err)
-	}
-	n := int(prefix[0])<<24 | int(prefix[1])<<16 | int(prefix[2])<<8 | int(prefix[3])
-	frame := make([]byte, 4+n)
-	copy(frame, prefix[:])
-	if _, err := io.ReadFull(nc, frame[4:]); err != nil {
-		t.Fatalf("read: %v", err)
-	}
-	return frame
-}
-
 func TestTLSAnswerIsTheSameAsPlaintext(t *testing.T) {
 	ca := tlstest.NewCA(t, "ca")
 	s, _ := startTiny(t, func(o *Options) { o.TLS = tlsOption(t, ca, false) })
@@ -131,8 +113,17 @@ func TestTLSAnswerIsTheSameAsPlaintext(t *testing.T) {
 	req := request(codeBig, 42, "n", "5000")
 	plain.Send(req)
 	secure.Send(req)
-	a, b := readFrame(t, plain.NC), readFrame(t, secure.NC)
+	a, b := recvRaw(t, plain), recvRaw(t, secure)
 	if !bytes.Equal(a, b) || len(a) < 5000 {
 		t.Fatalf("answer over TLS differs:\nplain %.80q\ntls   %.80q", a, b)
 	}
+}
+
+func recvRaw(t *testing.T, w *remotingtest.Wire) []byte {
+	t.Helper()
+	b, err := w.RecvRaw()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

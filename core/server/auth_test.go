@@ -1,6 +1,7 @@
 // auth_test.go drives authorization over real connections: refusals and
 // their log lines, oneway refusals, broker registration, source allowlists,
 // our client's credentials and the official Go client's signatures.
+
 package server
 
 import (
@@ -13,9 +14,11 @@ import (
 
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/codec/body"
+	"github.com/rocketns/rocketns/codec/properties"
 	"github.com/rocketns/rocketns/core/auth"
 	"github.com/rocketns/rocketns/core/client"
 	"github.com/rocketns/rocketns/core/config"
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 )
 
 const testACL = `# test accounts
@@ -38,7 +41,7 @@ func authConfig(t *testing.T) *config.Config {
 }
 
 // startAuthServer is startServer for a configuration with authorization.
-func startAuthServer(t *testing.T, cfg *config.Config) (*Server, *lockedBuffer) {
+func startAuthServer(t *testing.T, cfg *config.Config) (*Server, *remotingtest.Logs) {
 	t.Helper()
 	return startHooked(t, cfg, nil)
 }
@@ -122,7 +125,7 @@ func TestAuthorizationOverTheWire(t *testing.T) {
 	if v, err := anon.GetKV(ctx, "ns", "k"); err != nil || v != "v" {
 		t.Fatalf("open read: %q, %v", v, err)
 	}
-	if err := adminC.UpdateNamesrvConfig(ctx, []client.ConfigPair{{Key: "orderMessageEnable", Value: "true"}}); err != nil {
+	if err := adminC.UpdateNamesrvConfig(ctx, []properties.Property{{Key: "orderMessageEnable", Value: "true"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := adminC.GetNamesrvConfig(ctx); err != nil {
@@ -132,7 +135,7 @@ func TestAuthorizationOverTheWire(t *testing.T) {
 	if _, _, err := reader.GetNamesrvConfig(ctx); err != nil {
 		t.Fatalf("readonly 319: %v", err)
 	}
-	refusal(t, reader.UpdateNamesrvConfig(ctx, []client.ConfigPair{{Key: "orderMessageEnable", Value: "false"}}),
+	refusal(t, reader.UpdateNamesrvConfig(ctx, []properties.Property{{Key: "orderMessageEnable", Value: "false"}}),
 		"UPDATE_NAMESRV_CONFIG (318)", `account "reader-key" has role readonly; this code needs admin`)
 	refusal(t, reader.DeleteKV(ctx, "ns", "k"), "DELETE_KV_CONFIG (102)", "role readonly")
 	if _, _, err := anon.GetNamesrvConfig(ctx); err == nil {
@@ -171,7 +174,7 @@ func TestAuthorizationOverTheWire(t *testing.T) {
 }
 
 // logLine returns the first log line containing every part.
-func logLine(t *testing.T, logs *lockedBuffer, parts ...string) string {
+func logLine(t *testing.T, logs *remotingtest.Logs, parts ...string) string {
 	t.Helper()
 	for _, l := range strings.Split(logs.String(), "\n") {
 		ok := true

@@ -1,6 +1,7 @@
 // A compressed registration may inflate to no more than an uncompressed
 // frame may carry (frameMaxLength): the compressed layout is dense enough
 // that a small body could otherwise carry millions of topics.
+
 package server
 
 import (

@@ -1,6 +1,7 @@
 // handlers_admin.go holds the handlers of the admin and topic codes: write
 // permissions (205, 327), topic lists (206, 224, 304, 311-313), topic
 // deletion and registration (216, 217) and broker member groups (901).
+
 package server
 
 import (
@@ -122,9 +123,14 @@ func (s *Server) handleRegisterTopic(c *remoting.Conn, req, resp *codec.Command)
 	return nil
 }
 
+// memberGroupRemark is what Java 5.x answers GET_BROKER_MEMBER_GROUP with
+// on success: its handler starts from createResponseCommand's default
+// remark and never clears it (still so in 5.3.3).
+const memberGroupRemark = "not set any response code"
+
 // handleBrokerMemberGroup is GET_BROKER_MEMBER_GROUP: the request's cluster
 // and brokerName echoed with the group's id -> address map, empty when the
-// group is unknown.
+// group is unknown, and Java's leftover remark.
 func (s *Server) handleBrokerMemberGroup(c *remoting.Conn, req, resp *codec.Command) error {
 	cluster, err := requireString(req, "clusterName")
 	if err != nil {
@@ -137,5 +143,6 @@ func (s *Server) handleBrokerMemberGroup(c *remoting.Conn, req, resp *codec.Comm
 	buf := c.Buffer()
 	buf.B = body.AppendBrokerMemberGroup(buf.B[:0], cluster, name, s.routes.BrokerMemberGroup(name))
 	resp.Body = buf.B
+	resp.Remark = memberGroupRemark
 	return nil
 }

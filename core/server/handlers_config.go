@@ -1,5 +1,6 @@
 // handlers_config.go holds the configuration codes (318 UPDATE_NAMESRV_CONFIG,
 // 319 GET_NAMESRV_CONFIG) and the copy-on-write configuration they swap.
+
 package server
 
 import (
@@ -10,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/rocketns/rocketns/codec"
+	"github.com/rocketns/rocketns/codec/properties"
 	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/core/remoting"
 )
@@ -49,7 +51,7 @@ func (s *Server) handleUpdateConfig(c *remoting.Conn, req, resp *codec.Command) 
 	if len(req.Body) == 0 {
 		return nil
 	}
-	props, err := config.ParseProperties(bytes.NewReader(req.Body))
+	props, err := properties.Parse(bytes.NewReader(req.Body))
 	if err != nil {
 		s.log.Warn("config update refused: bad properties", "peer", c.Peer(), "err", err)
 		return refuse(codec.SystemError, "string2Properties error")

@@ -1,6 +1,7 @@
 // Drives the server with the official Go client (rocketmq-client-go): what
 // it parses from our routes, and an end-to-end send to a fake broker whose
 // address only the route carried.
+
 package server_test
 
 import (

@@ -2,6 +2,7 @@
 // on, scrapes /metrics and checks every counter moved by exactly what the
 // traffic should have moved it; it also checks the label sets, the probes,
 // the address-server answer and the per-minute summary.
+
 package server
 
 import (

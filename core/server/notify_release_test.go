@@ -1,5 +1,6 @@
 // A 905 notification sent after its UNREGISTER_BROKER frame was released
 // and the buffer reused must still name the broker that went offline.
+
 package server
 
 import (

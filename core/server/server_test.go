@@ -5,12 +5,10 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,25 +25,6 @@ func testConfig(t testing.TB) *config.Config {
 	cfg.ListenPort = 0
 	cfg.KVConfigPath = filepath.Join(t.TempDir(), "kvConfig.json")
 	return cfg
-}
-
-// lockedBuffer collects log output so tests can assert on the lines a
-// refusal writes; netpoll goroutines write while the test reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // newStarted creates a server, lets setup set its hooks and starts it; the
@@ -67,10 +46,10 @@ func newStarted(t *testing.T, cfg *config.Config, log *slog.Logger, setup func(*
 
 // startHooked starts a server after setup has set its hooks, so they are in
 // place before any connection exists.
-func startHooked(t *testing.T, cfg *config.Config, setup func(*Server)) (*Server, *lockedBuffer) {
+func startHooked(t *testing.T, cfg *config.Config, setup func(*Server)) (*Server, *remotingtest.Logs) {
 	t.Helper()
-	logs := &lockedBuffer{}
-	s := newStarted(t, cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), setup)
+	logs := &remotingtest.Logs{}
+	s := newStarted(t, cfg, logs.Logger(), setup)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -81,7 +60,7 @@ func startHooked(t *testing.T, cfg *config.Config, setup func(*Server)) (*Server
 	return s, logs
 }
 
-func startServer(t *testing.T, cfg *config.Config) (*Server, *lockedBuffer) {
+func startServer(t *testing.T, cfg *config.Config) (*Server, *remotingtest.Logs) {
 	t.Helper()
 	return startHooked(t, cfg, nil)
 }

@@ -12,6 +12,7 @@
 // drops are noticed by netpoll on its own goroutines; the test waits for the
 // server's "broker removed" log records (an event, not a timer) and, for
 // plain client connections, for the connection count to settle.
+
 package server
 
 import (

@@ -8,11 +8,7 @@ package server
 import (
 	"bytes"
 	"crypto/tls"
-	"encoding/binary"
-	"io"
 	"net"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -23,45 +19,12 @@ import (
 	"github.com/rocketns/rocketns/core/tlstest"
 )
 
-// newTestCA, with the issuing helpers of tlstest.CA, makes the CAs and
-// certificates these tests rotate and trust.
-func newTestCA(t *testing.T, name string) *tlstest.CA { return tlstest.NewCA(t, name) }
-
-// writeAtomic replaces path's content in one rename, as a certificate
-// rotation tool does.
-func writeAtomic(t *testing.T, path string, b []byte) {
-	t.Helper()
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// tlsFiles is a server certificate, key and trust file in a temp dir.
-type tlsFiles struct {
-	dir, cert, key, trust string
-}
-
-func newTLSFiles(t *testing.T, ca *tlstest.CA, serial int64) tlsFiles {
-	t.Helper()
-	dir := t.TempDir()
-	f := tlsFiles{dir: dir, cert: filepath.Join(dir, "server.pem"), key: filepath.Join(dir, "server.key"), trust: filepath.Join(dir, "ca.pem")}
-	c, k, _ := ca.Issue(t, serial, false, nil)
-	writeAtomic(t, f.cert, c)
-	writeAtomic(t, f.key, k)
-	writeAtomic(t, f.trust, ca.PEM)
-	return f
-}
-
-func tlsConfig(t *testing.T, mode string, f tlsFiles) *config.Config {
+func tlsConfig(t *testing.T, mode string, f tlstest.Files) *config.Config {
 	t.Helper()
 	cfg := testConfig(t)
 	cfg.TLSServerMode = mode
 	if mode != "disabled" {
-		cfg.TLSServerCertPath, cfg.TLSServerKeyPath = f.cert, f.key
+		cfg.TLSServerCertPath, cfg.TLSServerKeyPath = f.Cert, f.Key
 	}
 	return cfg
 }
@@ -87,8 +50,8 @@ func served(w *remotingtest.Wire, opaque int32) bool {
 
 // The table of Java's modes (spec 6.1): which client each mode serves.
 func TestTLSModesServeOrClose(t *testing.T) {
-	ca := newTestCA(t, "ca")
-	files := newTLSFiles(t, ca, 2)
+	ca := tlstest.NewCA(t, "ca")
+	files := ca.Files(t, 2)
 	f := func(mode string, useTLS, want bool) {
 		t.Helper()
 		s, logs := startHooked(t, tlsConfig(t, mode, files), nil)
@@ -139,19 +102,19 @@ func TestTLSDefaultMode(t *testing.T) {
 
 // startMutualTLS starts an enforcing server whose certificate ca signed and
 // that requires client certificates trusted by its trust file.
-func startMutualTLS(t *testing.T, ca *tlstest.CA) (*Server, tlsFiles) {
+func startMutualTLS(t *testing.T, ca *tlstest.CA) (*Server, tlstest.Files) {
 	t.Helper()
-	files := newTLSFiles(t, ca, 2)
+	files := ca.Files(t, 2)
 	cfg := tlsConfig(t, "enforcing", files)
 	cfg.TLSServerNeedClientAuth = "require"
 	cfg.TLSServerAuthClient = true
-	cfg.TLSServerTrustCertPath = files.trust
+	cfg.TLSServerTrustCertPath = files.Trust
 	s, _ := startHooked(t, cfg, nil)
 	return s, files
 }
 
 func TestTLSClientCertificates(t *testing.T) {
-	ca, other := newTestCA(t, "ca"), newTestCA(t, "other")
+	ca, other := tlstest.NewCA(t, "ca"), tlstest.NewCA(t, "other")
 	s, _ := startMutualTLS(t, ca)
 	f := func(name string, certs []tls.Certificate, want bool) {
 		t.Helper()
@@ -167,9 +130,9 @@ func TestTLSClientCertificates(t *testing.T) {
 }
 
 func TestTLSBrokerUnregisteredWhenItsConnectionCloses(t *testing.T) {
-	ca := newTestCA(t, "ca")
+	ca := tlstest.NewCA(t, "ca")
 	closed := make(chan route.ConnID, 16)
-	s, _ := startHooked(t, tlsConfig(t, "permissive", newTLSFiles(t, ca, 2)), func(s *Server) {
+	s, _ := startHooked(t, tlsConfig(t, "permissive", ca.Files(t, 2)), func(s *Server) {
 		s.hooks.connClosed = func(id route.ConnID) { closed <- id }
 	})
 	w, err := dialTLSWire(t, s.Addr(), &tls.Config{RootCAs: ca.Pool()})
@@ -193,25 +156,9 @@ func TestTLSBrokerUnregisteredWhenItsConnectionCloses(t *testing.T) {
 	}
 }
 
-// readFrame reads one raw frame, prefix included.
-func readFrame(t *testing.T, nc net.Conn) []byte {
-	t.Helper()
-	nc.SetReadDeadline(time.Now().Add(5 * time.Second))
-	var prefix [4]byte
-	if _, err := io.ReadFull(nc, prefix[:]); err != nil {
-		t.Fatalf("read: %v", err)
-	}
-	frame := make([]byte, 4+binary.BigEndian.Uint32(prefix[:]))
-	copy(frame, prefix[:])
-	if _, err := io.ReadFull(nc, frame[4:]); err != nil {
-		t.Fatalf("read: %v", err)
-	}
-	return frame
-}
-
 func TestTLSRouteAnswerIsTheSameAsPlaintext(t *testing.T) {
-	ca := newTestCA(t, "ca")
-	s, _ := startHooked(t, tlsConfig(t, "permissive", newTLSFiles(t, ca, 2)), nil)
+	ca := tlstest.NewCA(t, "ca")
+	s, _ := startHooked(t, tlsConfig(t, "permissive", ca.Files(t, 2)), nil)
 	plain := dialWire(t, s.Addr())
 	if resp := plain.Call(registerFrame(t, 1, "c1", "broker-a", "127.0.0.1:10911", 0, "T1", "T2")); resp.Code != codec.Success {
 		t.Fatalf("register: %d %s", resp.Code, resp.Remark)
@@ -225,7 +172,7 @@ func TestTLSRouteAnswerIsTheSameAsPlaintext(t *testing.T) {
 		req.Version = version
 		plain.Send(req)
 		secure.Send(req)
-		a, b := readFrame(t, plain.NC), readFrame(t, secure.NC)
+		a, b := recvRaw(t, plain), recvRaw(t, secure)
 		if !bytes.Equal(a, b) {
 			t.Fatalf("version %d: route over TLS differs:\nplain %q\ntls   %q", version, a, b)
 		}
@@ -253,17 +200,26 @@ func servedSerial(t *testing.T, s *Server, ca *tlstest.CA) int64 {
 // A reload reaches the listener: the next handshake gets the new
 // certificate (core/certs tests the reload rules themselves).
 func TestTLSCertificateReload(t *testing.T) {
-	ca := newTestCA(t, "ca")
-	files := newTLSFiles(t, ca, 100)
+	ca := tlstest.NewCA(t, "ca")
+	files := ca.Files(t, 100)
 	s, _ := startHooked(t, tlsConfig(t, "permissive", files), nil)
 	if got := servedSerial(t, s, ca); got != 100 {
 		t.Fatalf("serial %d, want 100", got)
 	}
 	cert, key, _ := ca.Issue(t, 200, false, nil)
-	writeAtomic(t, files.cert, cert)
-	writeAtomic(t, files.key, key)
+	tlstest.WriteAtomic(t, files.Cert, cert)
+	tlstest.WriteAtomic(t, files.Key, key)
 	s.tls.Poll()
 	if got := servedSerial(t, s, ca); got != 200 {
 		t.Fatalf("after rotating certificate and key: serial %d, want 200", got)
 	}
+}
+
+func recvRaw(t *testing.T, w *remotingtest.Wire) []byte {
+	t.Helper()
+	b, err := w.RecvRaw()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

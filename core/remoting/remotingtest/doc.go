@@ -1,3 +1,4 @@
 // Package remotingtest holds what tests of remoting listeners share: a bare
-// client connection that speaks frames, and a request builder.
+// client connection that speaks frames, a request builder, and a log sink
+// safe to read while the listener writes.
 package remotingtest

@@ -60,21 +60,31 @@ func (w *Wire) Recv() (*codec.Command, error) {
 
 // RecvSized is Recv that also returns the frame's size on the wire.
 func (w *Wire) RecvSized() (*codec.Command, int, error) {
-	w.NC.SetReadDeadline(time.Now().Add(5 * time.Second))
-	var prefix [4]byte
-	if _, err := io.ReadFull(w.NC, prefix[:]); err != nil {
-		return nil, 0, err
-	}
-	n := binary.BigEndian.Uint32(prefix[:])
-	frame := make([]byte, n)
-	if _, err := io.ReadFull(w.NC, frame); err != nil {
+	frame, err := w.RecvRaw()
+	if err != nil {
 		return nil, 0, err
 	}
 	c := new(codec.Command)
-	if err := codec.Decode(frame, c); err != nil {
+	if err := codec.Decode(frame[4:], c); err != nil {
 		return nil, 0, err
 	}
-	return c, 4 + int(n), nil
+	return c, len(frame), nil
+}
+
+// RecvRaw reads one frame as it came, length prefix included, waiting at
+// most 5 s.
+func (w *Wire) RecvRaw() ([]byte, error) {
+	w.NC.SetReadDeadline(time.Now().Add(5 * time.Second))
+	var prefix [4]byte
+	if _, err := io.ReadFull(w.NC, prefix[:]); err != nil {
+		return nil, err
+	}
+	frame := make([]byte, 4+binary.BigEndian.Uint32(prefix[:]))
+	copy(frame, prefix[:])
+	if _, err := io.ReadFull(w.NC, frame[4:]); err != nil {
+		return nil, err
+	}
+	return frame, nil
 }
 
 // MustRecv is Recv that fails the test on an error.

@@ -1,5 +1,7 @@
-// Parsing of the java.util.Properties text format, as Properties.load reads it.
-package config
+// properties.go holds the reader of the text, as Properties.load reads it,
+// and the writer whose text it reads back unchanged.
+
+package properties
 
 import (
 	"bufio"
@@ -10,17 +12,19 @@ import (
 	"unicode/utf8"
 )
 
-// Property is one key/value pair as read from a properties text.
-// Line is the 1-based line where the (possibly continued) entry starts;
-// 0 means it did not come from a file (a command-line flag).
+// Property is one key/value pair.
 type Property struct {
 	Key   string
 	Value string
-	Line  int    // in its file; 0 when it came from elsewhere
-	Env   string // the environment variable it came from, if it did
+	// Line is the 1-based line of the text where the (possibly continued)
+	// entry starts; 0 when it came from elsewhere (a command-line flag).
+	Line int
+	// Origin names where it came from when not from a text (the
+	// environment variable that set it), for messages.
+	Origin string
 }
 
-// ParseProperties reads r the way Java's Properties.load does: '#' and '!'
+// Parse reads r the way Java's Properties.load does: '#' and '!'
 // comment lines, '=', ':' or whitespace between key and value, leading
 // whitespace ignored, a line ending in an odd number of backslashes continued
 // on the next one, and the escapes \t \n \r \f \uXXXX (any other \x is x).
@@ -30,7 +34,7 @@ type Property struct {
 // One deliberate difference: Java's load(InputStream) decodes ISO-8859-1;
 // here the bytes are taken as UTF-8, which is what every tool that writes these
 // files produces (and \uXXXX escapes still work for anything else).
-func ParseProperties(r io.Reader) ([]Property, error) {
+func Parse(r io.Reader) ([]Property, error) {
 	br := bufio.NewReader(r)
 	lr := lineReader{r: br, line: 1}
 	var out []Property
@@ -305,8 +309,8 @@ func hexDigit(c byte) (rune, bool) {
 	return 0, false
 }
 
-// appendEscapedKey writes key so that ParseProperties reads it back unchanged.
-func appendEscapedKey(dst []byte, key string) []byte {
+// AppendKey writes key so that Parse reads it back unchanged.
+func AppendKey(dst []byte, key string) []byte {
 	for i := 0; i < len(key); i++ {
 		c := key[i]
 		switch c {
@@ -324,11 +328,11 @@ func appendEscapedKey(dst []byte, key string) []byte {
 	return dst
 }
 
-// appendEscapedValue writes value the way Java's GET_NAMESRV_CONFIG does (raw)
+// AppendValue writes value the way Java's GET_NAMESRV_CONFIG does (raw)
 // except for the few bytes that would not read back the same: backslashes,
 // line breaks, and leading whitespace. Ordinary values are byte-identical to
-// Java's output.
-func appendEscapedValue(dst []byte, value string) []byte {
+// Java's output (and to what mqadmin sends, which writes them raw).
+func AppendValue(dst []byte, value string) []byte {
 	for i := 0; i < len(value); i++ {
 		c := value[i]
 		switch {
@@ -361,4 +365,16 @@ func appendControlEscaped(dst []byte, c byte) []byte {
 		return append(dst, '\\', 'f')
 	}
 	return append(dst, c)
+}
+
+// Append appends props as "key=value\n" lines that Parse, and Java's
+// Properties.load, read back to the same pairs, in the given order.
+func Append(dst []byte, props []Property) []byte {
+	for _, p := range props {
+		dst = AppendKey(dst, p.Key)
+		dst = append(dst, '=')
+		dst = AppendValue(dst, p.Value)
+		dst = append(dst, '\n')
+	}
+	return dst
 }

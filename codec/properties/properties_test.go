@@ -1,5 +1,7 @@
-// Tests of the Java properties parser against Properties.load's edge cases.
-package config
+// properties_test.go checks the reader against Properties.load's edge
+// cases and the writer's round trip.
+
+package properties
 
 import (
 	"fmt"
@@ -20,17 +22,17 @@ func dump(ps []Property) string {
 func parseCase(t *testing.T) func(input, want string) {
 	return func(input, want string) {
 		t.Helper()
-		got, err := ParseProperties(strings.NewReader(input))
+		got, err := Parse(strings.NewReader(input))
 		if err != nil {
-			t.Fatalf("ParseProperties(%q): %v", input, err)
+			t.Fatalf("Parse(%q): %v", input, err)
 		}
 		if s := dump(got); s != want {
-			t.Errorf("ParseProperties(%q)\n got: %q\nwant: %q", input, s, want)
+			t.Errorf("Parse(%q)\n got: %q\nwant: %q", input, s, want)
 		}
 	}
 }
 
-func TestParseProperties(t *testing.T) {
+func TestParse(t *testing.T) {
 	f := parseCase(t)
 	f("", "")
 	f("\n\n  \n", "")
@@ -91,12 +93,12 @@ func TestParseProperties(t *testing.T) {
 func TestParsePropertiesErrors(t *testing.T) {
 	f := func(input, wantSub string) {
 		t.Helper()
-		_, err := ParseProperties(strings.NewReader(input))
+		_, err := Parse(strings.NewReader(input))
 		if err == nil {
-			t.Fatalf("ParseProperties(%q): no error", input)
+			t.Fatalf("Parse(%q): no error", input)
 		}
 		if !strings.Contains(err.Error(), wantSub) {
-			t.Fatalf("ParseProperties(%q): error %q does not contain %q", input, err, wantSub)
+			t.Fatalf("Parse(%q): error %q does not contain %q", input, err, wantSub)
 		}
 	}
 	f(`a=\u12`, "line 1")
@@ -109,11 +111,11 @@ func TestAppendEscapedRoundTrip(t *testing.T) {
 	f := func(key, value string) {
 		t.Helper()
 		var b []byte
-		b = appendEscapedKey(b, key)
+		b = AppendKey(b, key)
 		b = append(b, '=')
-		b = appendEscapedValue(b, value)
+		b = AppendValue(b, value)
 		b = append(b, '\n')
-		got, err := ParseProperties(strings.NewReader(string(b)))
+		got, err := Parse(strings.NewReader(string(b)))
 		if err != nil {
 			t.Fatalf("%q: %v", b, err)
 		}
@@ -137,11 +139,11 @@ func TestAppendEscapedRoundTrip(t *testing.T) {
 
 func TestAppendEscapedPlainValueIsRaw(t *testing.T) {
 	// Ordinary values must be byte-identical to Java's raw output.
-	got := string(appendEscapedValue(nil, "configBlackList;configStorePath;kvConfigPath"))
+	got := string(AppendValue(nil, "configBlackList;configStorePath;kvConfigPath"))
 	if got != "configBlackList;configStorePath;kvConfigPath" {
 		t.Fatalf("got %q", got)
 	}
-	got = string(appendEscapedValue(nil, "/home/x/namesrv/kvConfig.json"))
+	got = string(AppendValue(nil, "/home/x/namesrv/kvConfig.json"))
 	if got != "/home/x/namesrv/kvConfig.json" {
 		t.Fatalf("got %q", got)
 	}
@@ -179,4 +181,38 @@ func TestLoneBackslashLineLikeJava(t *testing.T) {
 	// Inside an entry a lone backslash line is an ordinary continuation.
 	f("k\\\n\\\nv", "kv|@1")
 	f("k=a\\\n\\\n\nb=c", "k|a@1 ; b|c@4")
+}
+
+// The writer against what mqadmin sends for an update (keys and values
+// raw): ordinary pairs come out byte for byte the same, and only what
+// Properties.load would read differently is escaped. Pairs keep their
+// order.
+func TestAppendLikeMqadmin(t *testing.T) {
+	f := func(key, value, want string) {
+		t.Helper()
+		text := string(Append(nil, []Property{{Key: key, Value: value}}))
+		if text != want {
+			t.Errorf("Append(%q, %q) = %q, want %q", key, value, text, want)
+		}
+		props, err := Parse(strings.NewReader(text))
+		if err != nil || len(props) != 1 || props[0].Key != key || props[0].Value != value {
+			t.Errorf("read back %q: %+v %v", text, props, err)
+		}
+	}
+	f("orderMessageEnable", "false", "orderMessageEnable=false\n")
+	f("rocketmqHome", "/opt/rocket mq", "rocketmqHome=/opt/rocket mq\n")
+	f("addr", "10.0.0.1:9876;10.0.0.2:9876", "addr=10.0.0.1:9876;10.0.0.2:9876\n")
+	f("a=b", "c=d", `a\=b=c=d`+"\n")
+	f("a:b c", " lead", `a\:b\ c=\ lead`+"\n")
+	f("#k", "#v", `\#k=#v`+"\n")
+	f("!k", "x!", `\!k=x!`+"\n")
+	f("path", `C:\dir\file`, `path=C:\\dir\\file`+"\n")
+	f("multi", "a\nb\r\tc\fd", "multi=a\\nb\\r\tc\fd\n")
+	f("tab", "\tlead", "tab=\\tlead\n")
+	f("ctl", "\x01", "ctl=\x01\n")
+	f("unicode", "ünïcode ✓", "unicode=ünïcode ✓\n")
+	f("empty", "", "empty=\n")
+	if got := string(Append(nil, []Property{{Key: "b", Value: "1"}, {Key: "a", Value: "2"}})); got != "b=1\na=2\n" {
+		t.Errorf("order not kept: %q", got)
+	}
 }
