@@ -6,8 +6,6 @@ package remoting
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"strconv"
 	"testing"
 	"time"
@@ -25,8 +23,6 @@ const (
 	codeRefuse int32 = 5 // *Error 17 "refused"
 	codeFail   int32 = 6 // a plain error
 )
-
-var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // tinyRoutes is a dispatch table with a handler of each kind.
 func tinyRoutes() []Route {

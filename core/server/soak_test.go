@@ -656,10 +656,7 @@ func TestSoak(t *testing.T) {
 			r.m.Remove(bi)
 		}
 		r.clk.advance(soakTimeout / 2)
-		var survivors []int
-		for _, bi := range perm[len(chosen):] {
-			survivors = append(survivors, bi)
-		}
+		survivors := append([]int(nil), perm[len(chosen):]...)
 		if err := r.refresh(survivors); err != nil {
 			t.Fatalf("%s: %v", step, err)
 		}

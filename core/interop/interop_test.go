@@ -1,8 +1,9 @@
-// Drives the server with the official Go client (rocketmq-client-go): what
-// it parses from our routes, and an end-to-end send to a fake broker whose
-// address only the route carried.
+// interop_test.go drives the NameServer with the official Go client
+// (rocketmq-client-go): what it parses from our routes, an end-to-end send
+// to a fake broker whose address only the route carried, and the
+// signatures it computes.
 
-package server_test
+package interop_test
 
 import (
 	"context"
@@ -11,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
@@ -29,8 +31,34 @@ import (
 	"github.com/rocketns/rocketns/codec/body"
 	"github.com/rocketns/rocketns/core/auth"
 	"github.com/rocketns/rocketns/core/client"
+	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/core/remoting"
+	"github.com/rocketns/rocketns/core/server"
 )
+
+// startServer starts a NameServer on loopback for the test.
+func startServer(t *testing.T) *server.Server {
+	t.Helper()
+	cfg := config.Default()
+	cfg.ListenPort = 0
+	cfg.BindAddress = "127.0.0.1"
+	cfg.KVConfigPath = filepath.Join(t.TempDir(), "kv.json")
+	s, err := server.New(cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatalf("server.New: %v", err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+	})
+	return s
+}
 
 // fakeBroker answers every request with SUCCESS, echoing the opaque and,
 // for SEND_MESSAGE, the queueId, which is all SendSync needs. It records
