@@ -12,7 +12,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
@@ -31,34 +30,9 @@ import (
 	"github.com/rocketns/rocketns/codec/body"
 	"github.com/rocketns/rocketns/core/auth"
 	"github.com/rocketns/rocketns/core/client"
-	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/core/remoting"
-	"github.com/rocketns/rocketns/core/server"
+	"github.com/rocketns/rocketns/core/server/servertest"
 )
-
-// startServer starts a NameServer on loopback for the test.
-func startServer(t *testing.T) *server.Server {
-	t.Helper()
-	cfg := config.Default()
-	cfg.ListenPort = 0
-	cfg.BindAddress = "127.0.0.1"
-	cfg.KVConfigPath = filepath.Join(t.TempDir(), "kv.json")
-	s, err := server.New(cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatalf("server.New: %v", err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := s.Shutdown(ctx); err != nil {
-			t.Errorf("Shutdown: %v", err)
-		}
-	})
-	return s
-}
 
 // fakeBroker answers every request with SUCCESS, echoing the opaque and,
 // for SEND_MESSAGE, the queueId, which is all SendSync needs. It records
@@ -199,7 +173,7 @@ func brokerQueues(broker string, n int) []queue {
 
 func TestInteropOfficialGoClient(t *testing.T) {
 	rlog.SetLogLevel("error")
-	srv := startServer(t)
+	srv := servertest.Start(t, nil)
 	nsAddr := srv.Addr()
 	master := startFakeBroker(t)
 	slave := startFakeBroker(t)

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"path/filepath"
 	"reflect"
@@ -23,8 +22,7 @@ import (
 	"github.com/rocketns/rocketns/codec/codectest"
 	"github.com/rocketns/rocketns/codec/properties"
 	"github.com/rocketns/rocketns/core/client"
-	"github.com/rocketns/rocketns/core/config"
-	"github.com/rocketns/rocketns/core/server"
+	"github.com/rocketns/rocketns/core/server/servertest"
 )
 
 // laterCodes belong to a later issue: their requests are not sent, and the
@@ -54,32 +52,6 @@ var fiveXAnswers = map[int32]struct {
 // awaitTimeout bounds the wait for one reply; a healthy server answers in
 // microseconds, so reaching it means the reply is missing.
 const awaitTimeout = 5 * time.Second
-
-func startServer(t *testing.T) *server.Server {
-	t.Helper()
-	cfg := config.Default()
-	cfg.ListenPort = 0
-	cfg.BindAddress = "127.0.0.1"
-	cfg.KVConfigPath = t.TempDir() + "/kv.json"
-	// The recording updates the configuration: persist it to a scratch file.
-	cfg.ConfigStorePath = t.TempDir() + "/namesrv.properties"
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	s, err := server.New(cfg, log)
-	if err != nil {
-		t.Fatalf("server.New: %v", err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := s.Shutdown(ctx); err != nil {
-			t.Errorf("Shutdown: %v", err)
-		}
-	})
-	return s
-}
 
 // replayConn is one recorded connection: raw frames go out as recorded and
 // replies are decoded by a reader goroutine and matched by opaque.
@@ -201,7 +173,7 @@ type replayState struct {
 }
 
 func TestReplayRecordedExchanges(t *testing.T) {
-	srv := startServer(t)
+	srv := servertest.Start(t, nil)
 	addr := srv.Addr()
 
 	conns := map[int]*replayConn{}
