@@ -1,4 +1,5 @@
 // Steady-state allocation checks for the decode and encode paths.
+
 package codec
 
 import (

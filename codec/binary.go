@@ -1,4 +1,5 @@
 // The ROCKETMQ binary header (serialize type 1): decoder and encoder.
+
 package codec
 
 import (

@@ -1,5 +1,6 @@
 // Fuzz targets for the frame decoder: whole frames, JSON and binary headers
 // alone, and a byte stream of frames arriving in random chunks.
+
 package codec
 
 import (
@@ -31,8 +32,16 @@ func checkRoundTrip(t *testing.T, first *Command) ([]byte, *Command) {
 	want := *first
 	if want.SerializeType == SerializeRocketMQ {
 		want.HasExt = len(want.Ext) > 0
-	} else if _, ok := LanguageName(want.Language); !ok {
-		want.Language = LanguageJava
+	} else {
+		if _, ok := LanguageName(want.Language); !ok {
+			want.Language = LanguageJava
+		}
+		// JSON writes bytes that are not UTF-8 as U+FFFD, one each.
+		want.Remark = string([]rune(want.Remark))
+		want.Ext = append([]Field(nil), want.Ext...)
+		for i := range want.Ext {
+			want.Ext[i] = Field{string([]rune(want.Ext[i].Key)), string([]rune(want.Ext[i].Value))}
+		}
 	}
 	if !sameCommand(&second, &want) {
 		t.Fatalf("round trip changed the command\nfirst  %+v\nsecond %+v\nframe %q", want, second, enc)

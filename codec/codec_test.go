@@ -1,4 +1,5 @@
 // Round trips, rejection paths, JSON dialects and the Command helpers.
+
 package codec
 
 import (

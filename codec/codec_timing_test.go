@@ -1,4 +1,5 @@
 // Benchmarks of the decode and encode hot paths (run with -benchmem).
+
 package codec
 
 import (

@@ -1,4 +1,5 @@
 // Request, response and language codes of the remoting protocol.
+
 package codec
 
 // Request codes the NameServer handles (and the few it sends or tests use).

@@ -1,4 +1,5 @@
 // Command accessors: reset for reuse, extFields lookup and update, flag tests.
+
 package codec
 
 // Buffers a Command keeps across Reset, at most: far more than any header

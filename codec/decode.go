@@ -1,5 +1,6 @@
 // Frame decoding: the length prefix, the header-length word, and dispatch to
 // the JSON or binary header parser.
+
 package codec
 
 import (

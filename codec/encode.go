@@ -1,10 +1,13 @@
 // Frame and header encoding into caller-owned buffers.
+
 package codec
 
 import (
 	"encoding/binary"
 	"math"
 	"strconv"
+
+	"github.com/rocketns/rocketns/codec/jsontext"
 )
 
 // AppendHeader appends c's header in c.SerializeType: the ROCKETMQ binary
@@ -14,7 +17,8 @@ import (
 // The JSON form is byte for byte what Java's fastjson writes: keys in
 // alphabetical order, extFields only when c.HasExt (entries in c.Ext order,
 // since Java's is hash order and a reply's fields are few), remark only when
-// not empty, language by name. A language byte outside the enum is left out,
+// not empty, language by name, strings quoted as jsontext.AppendString
+// quotes them (the same writer as legacy bodies). A language byte outside the enum is left out,
 // which is what fastjson does with Java's null LanguageCode; readers then
 // default to JAVA.
 func AppendHeader(dst []byte, c *Command) []byte {
@@ -126,7 +130,7 @@ func headerLen(c *Command) int {
 			if i > 0 {
 				n++
 			}
-			n += jsonStringLen(c.Ext[i].Key) + len(`:`) + jsonStringLen(c.Ext[i].Value)
+			n += jsontext.StringLen(c.Ext[i].Key) + len(`:`) + jsontext.StringLen(c.Ext[i].Value)
 		}
 	}
 	n += len(`,"flag":`) + intLen(c.Flag)
@@ -135,7 +139,7 @@ func headerLen(c *Command) int {
 	}
 	n += len(`,"opaque":`) + intLen(c.Opaque)
 	if c.Remark != "" {
-		n += len(`,"remark":`) + jsonStringLen(c.Remark)
+		n += len(`,"remark":`) + jsontext.StringLen(c.Remark)
 	}
 	return n + len(`,"serializeTypeCurrentRPC":"JSON","version":`) + intLen(c.Version) + len(`}`)
 }
@@ -143,25 +147,6 @@ func headerLen(c *Command) int {
 func intLen(v int32) int {
 	var b [16]byte
 	return len(strconv.AppendInt(b[:0], int64(v), 10))
-}
-
-// jsonStringLen is the length appendJSONString writes for s.
-func jsonStringLen(s string) int {
-	n := len(`""`)
-	for i := 0; i < len(s); i++ {
-		switch b := s[i]; {
-		case b == '"' || b == '\\' || b == '\b' || b == '\t' || b == '\n' || b == '\f' || b == '\r':
-			n += 2
-		case b < 0x20 || b == 0x7F:
-			n += 6
-		case b == 0xE2 && i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xA8 || s[i+2] == 0xA9):
-			n += 6
-			i += 2
-		default:
-			n++
-		}
-	}
-	return n
 }
 
 func appendJSONHeader(dst []byte, c *Command) []byte {
@@ -173,9 +158,9 @@ func appendJSONHeader(dst []byte, c *Command) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJSONString(dst, c.Ext[i].Key)
+			dst = jsontext.AppendString(dst, c.Ext[i].Key)
 			dst = append(dst, ':')
-			dst = appendJSONString(dst, c.Ext[i].Value)
+			dst = jsontext.AppendString(dst, c.Ext[i].Value)
 		}
 		dst = append(dst, '}')
 	}
@@ -190,62 +175,9 @@ func appendJSONHeader(dst []byte, c *Command) []byte {
 	dst = strconv.AppendInt(dst, int64(c.Opaque), 10)
 	if c.Remark != "" {
 		dst = append(dst, `,"remark":`...)
-		dst = appendJSONString(dst, c.Remark)
+		dst = jsontext.AppendString(dst, c.Remark)
 	}
 	dst = append(dst, `,"serializeTypeCurrentRPC":"JSON","version":`...)
 	dst = strconv.AppendInt(dst, int64(c.Version), 10)
 	return append(dst, '}')
-}
-
-const hexDigits = "0123456789ABCDEF"
-
-// appendJSONString quotes s the way fastjson's default mode does: '"' and
-// '\' escaped, control characters as \b \t \n \f \r or upper-case \u00XX,
-// DEL and U+2028/U+2029 as \u escapes, everything else (non-ASCII and '/'
-// included) raw.
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		b := s[i]
-		var esc string
-		switch {
-		case b == '"':
-			esc = `\"`
-		case b == '\\':
-			esc = `\\`
-		case b == '\b':
-			esc = `\b`
-		case b == '\t':
-			esc = `\t`
-		case b == '\n':
-			esc = `\n`
-		case b == '\f':
-			esc = `\f`
-		case b == '\r':
-			esc = `\r`
-		case b < 0x20 || b == 0x7F:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			start = i + 1
-			continue
-		case b == 0xE2 && i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xA8 || s[i+2] == 0xA9):
-			esc = `\u2028`
-			if s[i+2] == 0xA9 {
-				esc = `\u2029`
-			}
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, esc...)
-			i += 2
-			start = i + 1
-			continue
-		default:
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		dst = append(dst, esc...)
-		start = i + 1
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }

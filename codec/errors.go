@@ -1,4 +1,5 @@
 // DecodeError and EncodeError: what framing and header failures return.
+
 package codec
 
 import "fmt"

@@ -1,5 +1,6 @@
 // Repeated extFields keys while a header is decoded: last wins, as Java's
 // HashMap.put and fastjson do, without comparing every key to every other.
+
 package codec
 
 import "hash/maphash"

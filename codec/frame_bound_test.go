@@ -1,4 +1,5 @@
 // Tests that a frame's length field alone cannot make the reader allocate.
+
 package codec
 
 import (

@@ -1,12 +1,13 @@
 // The JSON header parser: a hand-written scanner over the flat object Java's
 // fastjson writes, filling a Command without maps, reflection or copies.
+
 package codec
 
 import (
 	"fmt"
-	"unicode/utf16"
-	"unicode/utf8"
 	"unsafe"
+
+	"github.com/rocketns/rocketns/codec/jsontext"
 )
 
 // maxSkipDepth bounds the nesting of unknown values we skip, so a hostile
@@ -389,23 +390,12 @@ func (s *jsonScanner) strEnd() (escaped bool, err error) {
 			return escaped, nil
 		case '\\':
 			escaped = true
-			if p+1 >= len(s.buf) {
+			_, n, err := jsontext.NextRune(s.buf, p)
+			if err != nil {
 				s.pos = p
-				return false, s.fail("unterminated escape")
+				return false, s.fail("%v", err)
 			}
-			switch s.buf[p+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				p += 2
-			case 'u':
-				if _, ok := hex4(s.buf, p+2); !ok {
-					s.pos = p
-					return false, s.fail("bad \\u escape")
-				}
-				p += 6
-			default:
-				s.pos = p
-				return false, s.fail("bad escape \\%c", s.buf[p+1])
-			}
+			p += n
 		default:
 			p++
 		}
@@ -430,81 +420,11 @@ func (s *jsonScanner) str() (string, error) {
 		c.scratch = make([]byte, 0, len(s.buf)-start)
 	}
 	from := len(c.scratch)
-	c.scratch = unescape(c.scratch, raw)
+	// strEnd has validated every escape.
+	c.scratch, _ = jsontext.AppendUnescaped(c.scratch, raw)
 	out := c.scratch[from:]
 	if len(out) == 0 {
 		return "", nil
 	}
 	return unsafe.String(&out[0], len(out)), nil
-}
-
-// unescape appends the decoded form of raw, whose escapes strEnd has
-// already validated. A \u escape that is half of a surrogate pair without
-// its other half cannot be UTF-8 and becomes U+FFFD (Java would turn it into
-// '?' when it writes the string out). The output is never longer than raw.
-func unescape(dst, raw []byte) []byte {
-	for i := 0; i < len(raw); {
-		b := raw[i]
-		if b != '\\' {
-			dst = append(dst, b)
-			i++
-			continue
-		}
-		switch raw[i+1] {
-		case '"':
-			dst = append(dst, '"')
-		case '\\':
-			dst = append(dst, '\\')
-		case '/':
-			dst = append(dst, '/')
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			r, _ := hex4(raw, i+2)
-			i += 6
-			if utf16.IsSurrogate(rune(r)) && r < 0xDC00 && i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-				if r2, ok := hex4(raw, i+2); ok {
-					if pair := utf16.DecodeRune(rune(r), rune(r2)); pair != utf8.RuneError {
-						dst = utf8.AppendRune(dst, pair)
-						i += 6
-						continue
-					}
-				}
-			}
-			dst = utf8.AppendRune(dst, rune(r)) // surrogates come out as U+FFFD
-			continue
-		}
-		i += 2
-	}
-	return dst
-}
-
-// hex4 reads the four hex digits at b[i:].
-func hex4(b []byte, i int) (uint16, bool) {
-	if i+4 > len(b) {
-		return 0, false
-	}
-	var v uint16
-	for _, c := range b[i : i+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		case c >= 'A' && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		v = v<<4 | uint16(c)
-	}
-	return v, true
 }

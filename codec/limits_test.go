@@ -1,5 +1,6 @@
 // Tests of what one hostile header can cost: work on repeated-key checks,
 // memory a Command keeps, and frames too large for their length fields.
+
 package codec
 
 import (

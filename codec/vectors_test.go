@@ -1,5 +1,6 @@
 // Tests against the frames recorded from a real Java NameServer and the
 // literal frames of the protocol reference.
+
 package codec
 
 import (

@@ -5,6 +5,7 @@
 // adminListen, a path to the volume it must be on, a uid to the image's USER,
 // and every shipped properties file to the configuration rules of
 // core/config.
+
 package deploy_test
 
 import (
@@ -18,6 +19,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rocketns/rocketns/codec/properties"
 	"github.com/rocketns/rocketns/core/config"
 )
 
@@ -49,7 +51,7 @@ const (
 // expected (an exact match each).
 func loadConfig(t *testing.T, name string, text []byte, allowedWarnings ...string) *config.Config {
 	t.Helper()
-	props, err := config.ParseProperties(bytes.NewReader(text))
+	props, err := properties.Parse(bytes.NewReader(text))
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}

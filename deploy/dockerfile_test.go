@@ -2,6 +2,7 @@
 // .dockerignore, and the checks of the image it describes (multi-stage,
 // static build, uid 3000, ports and paths that agree with the baked-in
 // properties file).
+
 package deploy_test
 
 import (

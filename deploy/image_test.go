@@ -5,6 +5,7 @@
 // entry to the volume, checks the image's user and HEALTHCHECK, and stops
 // the container with SIGTERM expecting exit code 0. The container and the
 // image are removed whatever happens.
+
 package deploy_test
 
 import (

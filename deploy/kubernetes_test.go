@@ -1,6 +1,7 @@
 // The Kubernetes manifests under kubernetes/, decoded into just the fields
 // checked here, and the checks that tie them to each other and to the
 // ConfigMap's properties (ports, probes, volumes, memory, selectors).
+
 package deploy_test
 
 import (

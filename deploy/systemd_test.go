@@ -1,4 +1,5 @@
 // The systemd unit under systemd/ and its example properties file.
+
 package deploy_test
 
 import (

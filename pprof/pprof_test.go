@@ -1,4 +1,5 @@
 // pprof_test.go checks the listener serves real profiles and sets the rates.
+
 package pprof
 
 import (

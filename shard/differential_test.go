@@ -1,5 +1,6 @@
 // Randomized tests of UpdateMany against a plain map, and of concurrent
 // writers of overlapping keys.
+
 package shard
 
 import (

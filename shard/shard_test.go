@@ -1,5 +1,6 @@
 // Tests of Table: update semantics, batching, and lock-free reads under a
 // concurrent writer.
+
 package shard
 
 import (

@@ -1,5 +1,6 @@
 // Benchmarks of Table.Load under a concurrent writer, against a plain map
 // behind one sync.RWMutex.
+
 package shard
 
 import (

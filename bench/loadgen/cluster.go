@@ -4,6 +4,7 @@
 // mode (its default): every NameServer version, Java 4.9.8 included,
 // refreshes liveness on it. 4.9.8 does not know BROKER_HEARTBEAT (904) and
 // would let brokers sending only that expire after 120 s.
+
 package loadgen
 
 import (

@@ -1,4 +1,5 @@
 // Tests of the simulated brokers against an in-process rocketns.
+
 package loadgen
 
 import (

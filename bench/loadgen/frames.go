@@ -1,5 +1,6 @@
 // Pre-encoded GET_ROUTEINFO_BY_TOPIC request frames whose opaque is patched
 // in place, so the load generator spends nothing on encoding.
+
 package loadgen
 
 import (

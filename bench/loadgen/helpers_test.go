@@ -1,4 +1,5 @@
 // Test helpers shared by the loadgen tests.
+
 package loadgen
 
 import (

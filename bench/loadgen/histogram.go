@@ -1,5 +1,6 @@
 // Log-linear latency histogram (HdrHistogram's bucket layout, fixed
 // precision) for the load generator's per-connection recorders.
+
 package loadgen
 
 import (

@@ -1,4 +1,5 @@
 // Tests of the log-linear histogram: bucket bounds, precision, quantiles.
+
 package loadgen
 
 import (

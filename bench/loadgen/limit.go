@@ -1,6 +1,7 @@
 // The limit server: same framing and the same netpoll stack as the
 // NameServer, answering every request with one pre-encoded body without
 // looking anything up, so a run's ratio to it isolates lookup and dispatch.
+
 package loadgen
 
 import (

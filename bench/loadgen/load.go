@@ -1,5 +1,6 @@
 // The route-query load: C connections, each keeping D pipelined requests in
 // flight on a raw net.Conn, recording latency per phase.
+
 package loadgen
 
 import (

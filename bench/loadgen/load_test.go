@@ -1,4 +1,5 @@
 // Tests of the route-query load's phase accounting.
+
 package loadgen
 
 import (

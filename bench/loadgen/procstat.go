@@ -1,4 +1,5 @@
 // Reading a process's resident set size from /proc/PID/status.
+
 package loadgen
 
 import (

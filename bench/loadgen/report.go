@@ -1,5 +1,6 @@
 // The result of a scenario: load rows and named figures, printed as a table
 // or as JSON.
+
 package loadgen
 
 import (

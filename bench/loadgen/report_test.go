@@ -1,4 +1,5 @@
 // Tests of report formatting (table and JSON) and of /proc status parsing.
+
 package loadgen
 
 import (

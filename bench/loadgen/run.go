@@ -1,6 +1,6 @@
-// Package loadgen drives a NameServer (rocketns or Java's) with route
-// queries, registration storms, broker loss and big registrations, and
-// measures it against a limit server that does no lookup at all.
+// run.go holds Options and Run: the target (an address, an in-process
+// server or the limit server) and the scenario driven against it.
+
 package loadgen
 
 import (

@@ -1,4 +1,5 @@
 // The scenarios: route (and limit), storm, expiry, register-big, rss.
+
 package loadgen
 
 import (

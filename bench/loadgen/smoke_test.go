@@ -1,5 +1,6 @@
 // A short run of every scenario against an in-process rocketns, with tiny
 // sizes: it checks that each produces figures and no errors.
+
 package loadgen
 
 import (

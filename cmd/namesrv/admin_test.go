@@ -1,5 +1,6 @@
 // Tests of the admin listener wiring: adminListen reaches the server, and
 // with --pprof-addr the profiles move onto the admin listener.
+
 package main
 
 import (

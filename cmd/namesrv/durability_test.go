@@ -1,6 +1,7 @@
 // Durability test: the real binary, killed with SIGKILL at random moments
 // while it acknowledges KV writes and config updates, must come back with
 // every acknowledged change on disk and on the wire.
+
 package main_test
 
 import (
@@ -24,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocketns/rocketns/codec/properties"
 	"github.com/rocketns/rocketns/core/client"
 	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/core/kv"
@@ -74,12 +76,10 @@ func TestMain(m *testing.M) {
 // buildBinary builds this command into a temporary directory, once.
 func buildBinary(t *testing.T) string {
 	t.Helper()
+	// go test puts its own GOROOT/bin first on the test's PATH.
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-		if _, err := os.Stat(goTool); err != nil {
-			t.Skipf("no go tool to build the binary with: %v", err)
-		}
+		t.Skipf("no go tool to build the binary with: %v", err)
 	}
 	built.once.Do(func() {
 		if built.dir, built.err = os.MkdirTemp("", "namesrv-test"); built.err != nil {
@@ -337,8 +337,8 @@ func checkKVOnWire(t *testing.T, c *child, led *kvLedger) {
 
 // configUpdate is the i-th update the config test sends: both keys change
 // every time, so the file tells exactly which update it holds.
-func configUpdate(i int) []client.ConfigPair {
-	return []client.ConfigPair{
+func configUpdate(i int) []properties.Property {
+	return []properties.Property{
 		{Key: "orderMessageEnable", Value: strconv.FormatBool(i%2 == 1)},
 		{Key: "waitSecondsForService", Value: strconv.Itoa(i)},
 	}
@@ -417,7 +417,7 @@ func checkConfigFile(t *testing.T, path string, acked, inFlight int) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	props, err := config.ParseProperties(bytes.NewReader(data))
+	props, err := properties.Parse(bytes.NewReader(data))
 	if err != nil {
 		t.Fatalf("config file does not parse after kill -9: %v\n%s", err, data)
 	}

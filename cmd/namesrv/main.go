@@ -1,5 +1,6 @@
-// Command namesrv runs a RocketMQ NameServer: command line and config file
-// handling, logging setup, start, and shutdown on SIGTERM/SIGINT.
+// main.go holds the command: flags, the config file and environment,
+// logging, signals, start and shutdown.
+
 package main
 
 import (
@@ -17,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rocketns/rocketns/codec/properties"
 	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/pprof"
 )
@@ -140,8 +142,8 @@ func runWith(args, environ []string, stdout, stderr io.Writer, signals <-chan os
 type options struct {
 	configFile string
 	print      bool
-	pprof      pprof.Options     // Addr "" = no profile listener
-	overrides  []config.Property // in command-line order; applied after the file
+	pprof      pprof.Options         // Addr "" = no profile listener
+	overrides  []properties.Property // in command-line order; applied after the file
 }
 
 // parseFlags returns nil options and an exit code when the command should
@@ -174,7 +176,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int) {
 		if err := config.Default().Set(key, value); err != nil {
 			return err
 		}
-		o.overrides = append(o.overrides, config.Property{Key: key, Value: value})
+		o.overrides = append(o.overrides, properties.Property{Key: key, Value: value})
 		return nil
 	}
 	for _, key := range []string{"listenPort", "bindAddress", "kvConfigPath", "logLevel", "logFormat", config.KeyAdminListen} {
@@ -217,7 +219,7 @@ func loadConfigFile(cfg *config.Config, path string) (warnings []string, err err
 		return nil, fmt.Errorf("config file: %w", err)
 	}
 	defer f.Close()
-	props, err := config.ParseProperties(f)
+	props, err := properties.Parse(f)
 	if err != nil {
 		return nil, fmt.Errorf("config file %s: %w", path, err)
 	}

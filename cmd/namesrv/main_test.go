@@ -1,5 +1,6 @@
 // Tests of the command: flags, config file handling, start and shutdown with
 // a fake server.
+
 package main
 
 import (

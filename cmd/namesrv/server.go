@@ -1,4 +1,5 @@
 // The binding of the command to the real server.
+
 package main
 
 import (

@@ -1,6 +1,7 @@
 // The real binary's answers to signals: SIGQUIT dumps goroutines and goes
 // on serving (kill -3 is how operators get a Java thread dump), SIGHUP shuts
 // down cleanly like SIGTERM.
+
 package main_test
 
 import (

@@ -1,5 +1,6 @@
 // Tests of the ACL credentials flags against a NameServer with
 // authorization on.
+
 package main
 
 import (

@@ -1,5 +1,6 @@
 // The subcommands: their flags, help text, the requests they send and what
 // they print.
+
 package main
 
 import (
@@ -13,6 +14,7 @@ import (
 	"unicode"
 
 	"github.com/rocketns/rocketns/codec/body"
+	"github.com/rocketns/rocketns/codec/properties"
 	"github.com/rocketns/rocketns/core/client"
 )
 
@@ -130,7 +132,7 @@ func commands() []*command {
 			flags:   []flagSpec{flagKey("configuration key", true), flagValue("new value")},
 			jsonDoc: writeJSON,
 			apply: func(ctx context.Context, c *client.Client, in *input) (int, error) {
-				return -1, c.UpdateNamesrvConfig(ctx, []client.ConfigPair{{Key: in.str("k"), Value: in.str("v")}})
+				return -1, c.UpdateNamesrvConfig(ctx, []properties.Property{{Key: in.str("k"), Value: in.str("v")}})
 			},
 		},
 		{

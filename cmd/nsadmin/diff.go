@@ -1,5 +1,6 @@
 // The diff subcommand: asks every NameServer in -n for its brokers and the
 // route of every topic, and reports where they disagree.
+
 package main
 
 import (

@@ -1,6 +1,7 @@
 // Tests of nsadmin diff against three in-process NameServers that agree,
 // that miss a broker, that hold different queue data, and that cannot all be
 // reached; and of the rule that drops a server failing part-way.
+
 package main
 
 import (

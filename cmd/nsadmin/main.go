@@ -1,6 +1,6 @@
-// Command nsadmin administers RocketMQ NameServers (rocketns or Java) with
-// mqadmin's subcommand and flag names: argument parsing, help, fan-out over
-// the -n address list and exit codes.
+// main.go holds argument parsing, help, the fan-out over the -n address
+// list and the exit codes.
+
 package main
 
 import (

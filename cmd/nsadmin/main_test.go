@@ -1,5 +1,6 @@
 // Tests of every subcommand against an in-process NameServer: table and JSON
 // output, writes fanned out to several servers, and the error paths.
+
 package main
 
 import (

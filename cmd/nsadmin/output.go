@@ -1,5 +1,6 @@
 // Help text, aligned tables and the report of a write sent to every
 // NameServer.
+
 package main
 
 import (

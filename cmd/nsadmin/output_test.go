@@ -1,5 +1,6 @@
 // Tests that names from the NameServer cannot forge rows or fields of the
 // human output.
+
 package main
 
 import (

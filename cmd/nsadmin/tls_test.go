@@ -1,4 +1,5 @@
 // Tests of nsadmin against NameServers that only speak TLS.
+
 package main
 
 import (

@@ -1,4 +1,5 @@
 // Benchmarks of the route encoder and the registration decoder.
+
 package body
 
 import (

@@ -1,5 +1,6 @@
 // The compressed REGISTER_BROKER body (header compressed=true) and the
 // encoder that produces REGISTER_BROKER bodies the way a Java broker does.
+
 package body
 
 import (
@@ -390,20 +391,6 @@ func appendTopicConfig(dst []byte, tc *TopicConfig) []byte {
 	dst = AppendInt32(dst, tc.TopicSysFlag)
 	dst = append(dst, `,"writeQueueNums":`...)
 	dst = AppendInt32(dst, tc.WriteQueueNums)
-	return append(dst, '}')
-}
-
-// appendStringMap writes a legacy map[string]string with sorted keys.
-func appendStringMap(dst []byte, m map[string]string) []byte {
-	dst = append(dst, '{')
-	for i, k := range sortedKeys(m) {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = AppendString(dst, k, Legacy)
-		dst = append(dst, ':')
-		dst = AppendString(dst, m[k], Legacy)
-	}
 	return append(dst, '}')
 }
 

@@ -1,5 +1,6 @@
 // Tests of the compressed REGISTER_BROKER layout: round trips, the 4.x
 // record shape, and rejection of broken bodies.
+
 package body
 
 import (

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+
+	"github.com/rocketns/rocketns/codec/jsontext"
 )
 
 // SyncStateSet is the SyncStateSet body (1001 request and reply, 1003,
@@ -322,7 +324,7 @@ func DecodeBrokerReplicasInfo(b []byte) ([]ReplicasInfo, error) {
 			return nil
 		}
 		return forEachMember(val, func(name, set []byte) error {
-			brokerName, err := unquote(name)
+			brokerName, err := jsontext.Unquote(name)
 			if err != nil {
 				return err
 			}

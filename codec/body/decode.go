@@ -1,5 +1,6 @@
 // Decoders for the JSON bodies brokers and NameServers send, lenient the way
 // fastjson is: bare integer keys, unknown fields and missing fields accepted.
+
 package body
 
 import (
@@ -7,9 +8,11 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"unsafe"
 
 	"github.com/bytedance/sonic"
+	"github.com/rocketns/rocketns/codec/jsontext"
 )
 
 // jsonAPI copies strings out of the input: decoded topic and broker names
@@ -68,7 +71,7 @@ func (t *topicTable) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("topic %q: %w", it.key, err)
 		}
 		if tc.TopicName == "" {
-			name, err := unquote(it.key)
+			name, err := jsontext.Unquote(it.key)
 			if err != nil {
 				return fmt.Errorf("topic key %q: %w", it.key, err)
 			}
@@ -129,7 +132,7 @@ func jsonString(val []byte) (string, error) {
 	if len(val) < 2 || val[0] != '"' || val[len(val)-1] != '"' {
 		return "", fmt.Errorf("want a string, got %.20q", val)
 	}
-	return unquote(val[1 : len(val)-1])
+	return jsontext.Unquote(val[1 : len(val)-1])
 }
 
 // jsonInt32 reads a Java int; like fastjson it also takes a quoted number.
@@ -164,7 +167,7 @@ func (t *rawTable) UnmarshalJSON(b []byte) error {
 		if isNull(val) {
 			return nil
 		}
-		name, err := unquote(key)
+		name, err := jsontext.Unquote(key)
 		if err != nil {
 			return fmt.Errorf("mapping key %q: %w", key, err)
 		}
@@ -178,6 +181,26 @@ func (t *rawTable) UnmarshalJSON(b []byte) error {
 		(*t)[name] = v
 		return nil
 	})
+}
+
+// MappingBrokerName reads bname, the broker name a static-topic mapping
+// belongs to, from a TopicQueueMappingInfo in its stored form
+// (RegisterBroker.MappingInfo); ok is false when it has none, or an empty
+// or non-string one, or does not parse. The key matches in any case, as
+// fastjson's does; of repeated keys the last wins.
+func MappingBrokerName(info []byte) (name string, ok bool) {
+	err := forEachMember(info, func(key, val []byte) error {
+		k, err := jsontext.Unquote(key)
+		if err != nil || !strings.EqualFold(k, "bname") || isNull(val) {
+			return err
+		}
+		name, err = jsonString(val)
+		return err
+	})
+	if err != nil || name == "" {
+		return "", false
+	}
+	return name, true
 }
 
 type topicConfigWrapperJSON struct {
@@ -382,7 +405,7 @@ func (t *brokerTable) UnmarshalJSON(b []byte) error {
 		}
 		if bd.BrokerName == "" {
 			// A broker registered without a name is keyed null by Java.
-			if name, err := unquote(key); err == nil && string(key) != "null" {
+			if name, err := jsontext.Unquote(key); err == nil && string(key) != "null" {
 				bd.BrokerName = name
 			}
 		}

@@ -1,5 +1,6 @@
 // Decoder tests: spec examples and every relevant body recorded from a real
 // Java 4.9.8 NameServer and its brokers.
+
 package body
 
 import (
@@ -533,4 +534,46 @@ func TestDecodeRegisterBrokerOwnsItsStrings(t *testing.T) {
 		rb.FilterServerList[0] != "10.0.0.9:30000" || !bytes.Contains(rb.MappingInfo["TopicA"], []byte(`"bname":"broker-a"`)) {
 		t.Fatalf("decoded values changed with the input buffer: %+v %q %s", tc, rb.FilterServerList, rb.MappingInfo["TopicA"])
 	}
+}
+
+// The zlib layout's decoder owns what it returns too.
+func TestDecodeCompressedRegisterBrokerOwnsItsStrings(t *testing.T) {
+	rb := &RegisterBroker{FilterServerList: []string{"10.0.0.9:30000"}, DataVersion: DataVersion{Counter: 3, Timestamp: 17},
+		Topics:      []TopicConfig{{TopicName: "TopicA", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"}},
+		MappingInfo: map[string][]byte{"TopicA": []byte(`{"bname":"broker-a","topic":"TopicA"}`)}}
+	in, err := EncodeRegisterBroker(rb, true, 479)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeRegisterBroker(in, true, 479)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range in {
+		in[i] = 'x'
+	}
+	if got.Topics[0].TopicName != "TopicA" || got.FilterServerList[0] != "10.0.0.9:30000" ||
+		!bytes.Contains(got.MappingInfo["TopicA"], []byte(`"bname":"broker-a"`)) {
+		t.Fatalf("decoded values changed with the input buffer: %+v", got)
+	}
+}
+
+func TestMappingBrokerName(t *testing.T) {
+	f := func(info, want string, wantOK bool) {
+		t.Helper()
+		got, ok := MappingBrokerName([]byte(info))
+		if got != want || ok != wantOK {
+			t.Errorf("MappingBrokerName(%s) = %q, %v; want %q, %v", info, got, ok, want, wantOK)
+		}
+	}
+	f(`{"bname":"broker-a","currIdMap":{"0":0},"epoch":1}`, "broker-a", true)
+	f(`{"epoch":1,"BName":"broker-b"}`, "broker-b", true)
+	f(`{"bname":"x","bname":"y"}`, "y", true)
+	f(`{"bname":"b\u00e9"}`, "bé", true)
+	f(`{"bname":null,"topic":"T"}`, "", false)
+	f(`{"bname":""}`, "", false)
+	f(`{"bname":7}`, "", false)
+	f(`{"topic":"T"}`, "", false)
+	f(`not json`, "", false)
+	f(`{"bname":"a",`, "", false)
 }

@@ -1,5 +1,6 @@
 // Encoders for the bodies the NameServer sends: route, cluster info, topic
 // lists, KV tables, data versions and broker member groups.
+
 package body
 
 import (
@@ -257,16 +258,9 @@ func AppendTopicList(dst []byte, topics []string, brokerAddr string) []byte {
 
 // AppendKVTable appends {"table":{...}} with sorted keys.
 func AppendKVTable(dst []byte, table map[string]string) []byte {
-	dst = append(dst, `{"table":{`...)
-	for i, k := range sortedKeys(table) {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = AppendString(dst, k, Legacy)
-		dst = append(dst, ':')
-		dst = AppendString(dst, table[k], Legacy)
-	}
-	return append(dst, "}}"...)
+	dst = append(dst, `{"table":`...)
+	dst = appendStringMap(dst, table)
+	return append(dst, '}')
 }
 
 // AppendDataVersion appends a 5.x DataVersion; stateVersion is always

@@ -1,5 +1,6 @@
 // Golden-byte tests of the encoders against the fastjson output the
 // protocol reference records.
+
 package body
 
 import (

@@ -1,6 +1,7 @@
 // Fuzz targets: the REGISTER_BROKER decoder (plain and compressed, and the
 // inflated compressed layout), the dialect re-encoder, and the response
 // bodies a client decodes (KV table, route, cluster info, topic list).
+
 package body
 
 import (

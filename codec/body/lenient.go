@@ -1,13 +1,15 @@
 // Lenient JSON input: quoting of the bare object keys fastjson writes, an
 // in-order walk over object members, and a re-encoder that rewrites a JSON
 // value in either dialect.
+
 package body
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
-	"unicode/utf8"
+
+	"github.com/rocketns/rocketns/codec/jsontext"
 )
 
 // maxDepth bounds nesting in the re-encoder and the value skipper so a
@@ -15,7 +17,7 @@ import (
 const maxDepth = 512
 
 var (
-	errUnexpectedEnd = errors.New("unexpected end of JSON")
+	errUnexpectedEnd = jsontext.ErrUnexpectedEnd
 	errTooDeep       = errors.New("JSON nested too deeply")
 )
 
@@ -294,89 +296,6 @@ func forEachMember(obj []byte, fn func(key, val []byte) error) error {
 	return it.err
 }
 
-// unquote decodes the content of a JSON string (without its quotes).
-func unquote(raw []byte) (string, error) {
-	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
-		return string(raw), nil
-	}
-	out := make([]byte, 0, len(raw))
-	for i := 0; i < len(raw); {
-		r, n, err := nextRune(raw, i)
-		if err != nil {
-			return "", err
-		}
-		out = utf8.AppendRune(out, r)
-		i += n
-	}
-	return string(out), nil
-}
-
-// nextRune decodes the character at raw[i] inside a JSON string: an escape
-// sequence or one UTF-8 rune (invalid bytes read as U+FFFD). Lone
-// surrogates also read as U+FFFD: Go strings cannot hold them.
-func nextRune(raw []byte, i int) (rune, int, error) {
-	c := raw[i]
-	if c != '\\' {
-		if c < utf8.RuneSelf {
-			return rune(c), 1, nil
-		}
-		r, n := utf8.DecodeRune(raw[i:])
-		return r, n, nil
-	}
-	if i+1 >= len(raw) {
-		return 0, 0, errUnexpectedEnd
-	}
-	switch raw[i+1] {
-	case '"', '\\', '/', '\'':
-		return rune(raw[i+1]), 2, nil
-	case 'b':
-		return '\b', 2, nil
-	case 'f':
-		return '\f', 2, nil
-	case 'n':
-		return '\n', 2, nil
-	case 'r':
-		return '\r', 2, nil
-	case 't':
-		return '\t', 2, nil
-	case 'u':
-		r1, ok := hex4(raw, i+2)
-		if !ok {
-			return 0, 0, fmt.Errorf("bad \\u escape at offset %d", i)
-		}
-		if r1 >= 0xD800 && r1 < 0xDC00 && i+12 <= len(raw) && raw[i+6] == '\\' && raw[i+7] == 'u' {
-			if r2, ok := hex4(raw, i+8); ok && r2 >= 0xDC00 && r2 < 0xE000 {
-				return 0x10000 + (r1-0xD800)<<10 + (r2 - 0xDC00), 12, nil
-			}
-		}
-		if r1 >= 0xD800 && r1 < 0xE000 {
-			return utf8.RuneError, 6, nil
-		}
-		return r1, 6, nil
-	}
-	return 0, 0, fmt.Errorf("bad escape %q at offset %d", raw[i+1], i)
-}
-
-func hex4(raw []byte, i int) (rune, bool) {
-	if i+4 > len(raw) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range raw[i : i+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
-}
-
 // reencoder rewrites one strict JSON value compactly in a dialect. It is
 // how opaque nested objects (TopicQueueMappingInfo) are stored and sent:
 // strings are re-escaped for the dialect, big integers quoted when Standard
@@ -433,7 +352,7 @@ func (e *reencoder) value(dst []byte, intKeys bool) ([]byte, error) {
 		if err != nil {
 			return dst, err
 		}
-		return appendRawString(dst, raw, e.d)
+		return jsontext.AppendContent(dst, raw, e.d == Standard)
 	case c == '-' || c >= '0' && c <= '9':
 		return e.number(dst)
 	default:
@@ -478,7 +397,7 @@ func (e *reencoder) object(dst []byte, intKeys bool) ([]byte, error) {
 		}
 		if intKeys && e.d == Legacy && isIntKey(key) {
 			dst = append(dst, key...)
-		} else if dst, err = appendRawString(dst, key, e.d); err != nil {
+		} else if dst, err = jsontext.AppendContent(dst, key, e.d == Standard); err != nil {
 			return dst, err
 		}
 		e.pos = skipWS(e.src, e.pos)
@@ -628,28 +547,4 @@ func isIntKey(key []byte) bool {
 		}
 	}
 	return true
-}
-
-// appendRawString re-escapes the content of a JSON string for dialect d.
-func appendRawString(dst, raw []byte, d Dialect) ([]byte, error) {
-	dst = append(dst, '"')
-	for i := 0; i < len(raw); {
-		c := raw[i]
-		if c < utf8.RuneSelf && c != '\\' && (asciiSafe[c] || c == '/' && d == Legacy) {
-			dst = append(dst, c)
-			i++
-			continue
-		}
-		r, n, err := nextRune(raw, i)
-		if err != nil {
-			return dst, err
-		}
-		if d == Legacy && legacyRaw(r) {
-			dst = utf8.AppendRune(dst, r)
-		} else {
-			dst = appendEscapedRune(dst, r, d)
-		}
-		i += n
-	}
-	return append(dst, '"'), nil
 }

@@ -1,9 +1,12 @@
 // Tests of bare-key quoting, member iteration and dialect re-encoding.
+
 package body
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/rocketns/rocketns/codec/jsontext"
 )
 
 func TestLenient(t *testing.T) {
@@ -153,16 +156,16 @@ func TestAppendJSONRejects(t *testing.T) {
 func TestUnquote(t *testing.T) {
 	f := func(raw, want string) {
 		t.Helper()
-		got, err := unquote([]byte(raw))
+		got, err := jsontext.Unquote([]byte(raw))
 		if err != nil || got != want {
-			t.Errorf("unquote(%s): got %q (%v), want %q", raw, got, err, want)
+			t.Errorf("jsontext.Unquote(%s): got %q (%v), want %q", raw, got, err, want)
 		}
 	}
 	f(`TopicTest`, "TopicTest")
 	f(`a\"b\\c\/d\n`, "a\"b\\c/d\n")
 	f(`\u00FC\uD83D\uDE00`, "ü😀")
 	f(`\uD83D`, "\uFFFD")
-	if _, err := unquote([]byte(`\q`)); err == nil {
+	if _, err := jsontext.Unquote([]byte(`\q`)); err == nil {
 		t.Error("unquote accepted a bad escape")
 	}
 }

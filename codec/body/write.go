@@ -1,118 +1,26 @@
 // JSON primitives written byte for byte as fastjson 1.2.83 writes them, in
 // both dialects.
+
 package body
 
 import (
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/rocketns/rocketns/codec/jsontext"
 )
 
 // maxSafeLong is the largest magnitude a JavaScript number holds exactly;
 // fastjson's BrowserCompatible mode quotes any long beyond it.
 const maxSafeLong = 9007199254740991
 
-const hexUpper = "0123456789ABCDEF"
-
-// asciiSafe[c] is true for ASCII bytes both dialects write unchanged; '/'
-// is handled apart because only Standard escapes it.
-var asciiSafe = func() (t [utf8.RuneSelf]bool) {
-	for c := 0x20; c < 0x7F; c++ {
-		t[c] = c != '"' && c != '\\' && c != '/'
-	}
-	return t
-}()
-
-// AppendString appends s as a quoted JSON string in dialect d.
-//
-// Both dialects escape '"', '\\', the short control escapes (\b \t \n \f
-// \r), other controls, DEL and the C1 controls U+0080..U+009F as
-// upper-case \u00XX, and U+2028/U+2029 (fastjson does so to keep JSONP
-// safe). Standard also writes '/' as "\/" and every non-ASCII rune as
-// upper-case \uXXXX, as UTF-16 surrogate pairs above the BMP. Invalid
-// UTF-8 becomes U+FFFD, which is what Java would have held after decoding
-// the same bytes.
+// AppendString appends s as a quoted JSON string in dialect d: fastjson's
+// default form in Legacy (the form of headers too), BrowserCompatible in
+// Standard (see jsontext).
 func AppendString(dst []byte, s string, d Dialect) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if asciiSafe[c] || (c == '/' && d == Legacy) {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			dst = appendEscapedRune(dst, rune(c), d)
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		invalid := r == utf8.RuneError && size == 1
-		if d == Legacy && !invalid && legacyRaw(r) {
-			i += size
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		dst = appendEscapedRune(dst, r, d)
-		i += size
-		start = i
+	if d == Standard {
+		return jsontext.AppendStringASCII(dst, s)
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
-
-// appendEscapedRune writes one rune that needs care in dialect d.
-func appendEscapedRune(dst []byte, r rune, d Dialect) []byte {
-	switch r {
-	case '"':
-		return append(dst, '\\', '"')
-	case '\\':
-		return append(dst, '\\', '\\')
-	case '\b':
-		return append(dst, '\\', 'b')
-	case '\t':
-		return append(dst, '\\', 't')
-	case '\n':
-		return append(dst, '\\', 'n')
-	case '\f':
-		return append(dst, '\\', 'f')
-	case '\r':
-		return append(dst, '\\', 'r')
-	case '/':
-		if d == Standard {
-			return append(dst, '\\', '/')
-		}
-		return append(dst, '/')
-	}
-	if r < 0x20 || r >= 0x7F && r < 0xA0 || r == 0x2028 || r == 0x2029 {
-		return appendU4(dst, r)
-	}
-	if r < utf8.RuneSelf {
-		return append(dst, byte(r))
-	}
-	if d == Legacy {
-		return utf8.AppendRune(dst, r)
-	}
-	if r > 0xFFFF {
-		r -= 0x10000
-		dst = appendU4(dst, 0xD800+(r>>10))
-		return appendU4(dst, 0xDC00+(r&0x3FF))
-	}
-	return appendU4(dst, r)
-}
-
-// legacyRaw reports whether Legacy writes the non-ASCII rune r unescaped.
-// fastjson's table of characters to escape
-// (IOUtils.specicalFlags_doubleQuotes) runs up to U+009F, so the C1
-// controls are escaped like DEL; U+2028 and U+2029 are escaped for JSONP.
-func legacyRaw(r rune) bool {
-	return r >= 0xA0 && r != 0x2028 && r != 0x2029
-}
-
-func appendU4(dst []byte, r rune) []byte {
-	return append(dst, '\\', 'u',
-		hexUpper[(r>>12)&0xF], hexUpper[(r>>8)&0xF], hexUpper[(r>>4)&0xF], hexUpper[r&0xF])
+	return jsontext.AppendString(dst, s)
 }
 
 // AppendInt32 appends v as a JSON number.
@@ -172,4 +80,18 @@ func appendStringList(dst []byte, list []string, d Dialect) []byte {
 		dst = AppendString(dst, s, d)
 	}
 	return append(dst, ']')
+}
+
+// appendStringMap writes a legacy map[string]string with sorted keys.
+func appendStringMap(dst []byte, m map[string]string) []byte {
+	dst = append(dst, '{')
+	for i, k := range sortedKeys(m) {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = AppendString(dst, k, Legacy)
+		dst = append(dst, ':')
+		dst = AppendString(dst, m[k], Legacy)
+	}
+	return append(dst, '}')
 }

@@ -1,4 +1,5 @@
 // Tests of string and number escaping in both dialects.
+
 package body
 
 import (

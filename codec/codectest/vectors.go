@@ -1,11 +1,12 @@
-// Package codectest loads the recorded Java NameServer exchanges kept in
-// codec/testdata/vectors, for the tests of every package.
+// vectors.go loads the .jsonl recordings, and the properties texts in them.
+
 package codectest
 
 import (
 	"bufio"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -102,4 +103,61 @@ var RecordingOrder = []string{
 	"raw-12-unit-topic-lists-311-312-313-with-fake-broker.jsonl",
 	"broker5-master-slave-to-4.9.8-ns-oneway-322-heartbeats.jsonl",
 	"broker5-master-slave-to-4.9.8-ns-904-heartbeats.jsonl",
+}
+
+// PropertiesTexts returns the properties texts of the recorded exchanges:
+// UPDATE_NAMESRV_CONFIG (318) request bodies and GET_NAMESRV_CONFIG (319)
+// response bodies, plus the spec's and Java's odd forms: the seeds of the
+// fuzz targets that read that format.
+func PropertiesTexts() ([][]byte, error) {
+	files, err := Files()
+	if err != nil || len(files) == 0 {
+		return nil, fmt.Errorf("no vectors under %s: %v", Dir(), err)
+	}
+	type key struct {
+		file         string
+		conn, opaque int
+	}
+	asked := map[key]int{}
+	var out [][]byte
+	for _, file := range files {
+		frames, err := Load(file)
+		if err != nil {
+			return nil, err
+		}
+		for _, fr := range frames {
+			var h struct {
+				Code   int `json:"code"`
+				Opaque int `json:"opaque"`
+			}
+			if err := json.Unmarshal(fr.Header, &h); err != nil {
+				return nil, fmt.Errorf("%s seq %d: %w", fr.File, fr.Seq, err)
+			}
+			raw := fr.Raw()
+			if len(raw) < 8+fr.HeaderLen {
+				return nil, fmt.Errorf("%s seq %d: frame shorter than its header", fr.File, fr.Seq)
+			}
+			body := raw[8+fr.HeaderLen:]
+			k := key{fr.File, fr.Conn, h.Opaque}
+			switch {
+			case fr.Dir == "req":
+				asked[k] = h.Code
+				if h.Code == 318 && len(body) > 0 {
+					out = append(out, body)
+				}
+			case asked[k] == 319 && len(body) > 0:
+				out = append(out, body)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no properties bodies in the vectors")
+	}
+	return append(out,
+		[]byte("# comment\n! comment\nlistenPort = 9876\nkey\\ with\\ spaces:value\\\n    continued\n"),
+		[]byte("a=\\u00e9\\ud83d\\ude00\\ud800x\r\nb\tc\fd\r\\\n"),
+		[]byte("orderMessageEnable=TRUE\nwaitSecondsForService=-1\nkvConfigPath=  \n"),
+		[]byte("k=\\u12"),
+		[]byte("x\\"),
+	), nil
 }

@@ -1,7 +1,6 @@
-// Package atomicfile replaces small files (the KV store, the persisted
-// config) so that a crash at any moment leaves either the old or the new
-// content on disk, never a torn file, and keeps the previous content in
-// <path>.bak as the Java NameServer does.
+// atomicfile.go holds the replacement (write, sync, rename, keep the
+// previous content) and the clean-up of what a kill left.
+
 package atomicfile
 
 import (

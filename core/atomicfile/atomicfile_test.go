@@ -1,4 +1,5 @@
 // atomicfile_test.go checks content, backups, stale temp files and failures.
+
 package atomicfile
 
 import (

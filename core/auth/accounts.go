@@ -1,5 +1,6 @@
 // Accounts: access keys, their secrets and roles, and the file they are read
 // from.
+
 package auth
 
 import (

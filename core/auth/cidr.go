@@ -1,4 +1,5 @@
 // Source-address allowlists.
+
 package auth
 
 import (

@@ -1,5 +1,6 @@
 // The RocketMQ ACL request signature, as the official clients compute it and
 // the Java broker checks it.
+
 package auth
 
 import (

@@ -1,5 +1,6 @@
 // Signature tests: the content rules against an independent HMAC, and the
 // signatures a real Java mqadmin and 5.x broker sent.
+
 package auth
 
 import (

@@ -1,5 +1,6 @@
 // Request signing with RocketMQ ACL credentials, as the official clients do
 // when given an access key and secret key.
+
 package client
 
 import (

@@ -1,5 +1,6 @@
 // Tests of request signing: what reaches the wire verifies, for calls,
 // oneway requests, bodies and binary headers.
+
 package client
 
 import (
@@ -7,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rocketns/rocketns/codec"
+	"github.com/rocketns/rocketns/codec/properties"
 	"github.com/rocketns/rocketns/core/auth"
 )
 
@@ -39,7 +41,7 @@ func TestSetCredentialsSignsEveryRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("put kv")
-	if err := c.UpdateNamesrvConfig(ctx, []ConfigPair{{Key: "orderMessageEnable", Value: "true"}}); err != nil {
+	if err := c.UpdateNamesrvConfig(ctx, []properties.Property{{Key: "orderMessageEnable", Value: "true"}}); err != nil {
 		t.Fatal(err)
 	}
 	if r := check("config update"); len(r.Body) == 0 {

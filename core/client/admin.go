@@ -1,6 +1,7 @@
 // NameServer admin request helpers: write permissions, topic lists, topic
 // deletion and registration, the server's own configuration, broker member
 // groups and stored data versions, with the header fields mqadmin sends.
+
 package client
 
 import (
@@ -15,7 +16,7 @@ import (
 
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/codec/body"
-	"github.com/rocketns/rocketns/core/config"
+	"github.com/rocketns/rocketns/codec/properties"
 )
 
 // WipeWritePerm sends WIPE_WRITE_PERM_OF_BROKER (205): the NameServer
@@ -138,16 +139,13 @@ func (c *Client) RegisterTopic(ctx context.Context, topic string, queues []body.
 	return nil
 }
 
-// ConfigPair is one key=value entry of an UPDATE_NAMESRV_CONFIG body.
-type ConfigPair struct {
-	Key, Value string
-}
-
 // UpdateNamesrvConfig sends UPDATE_NAMESRV_CONFIG (318) with pairs as
-// properties text, in the given order. Blacklisted keys get NO_PERMISSION
-// (16) and nothing of the request is applied.
-func (c *Client) UpdateNamesrvConfig(ctx context.Context, pairs []ConfigPair) error {
-	req := &codec.Command{Code: codec.UpdateNamesrvConfig, Version: codec.ServerVersion, Body: AppendProperties(nil, pairs)}
+// properties text, in the given order: ordinary keys and values go out
+// byte for byte as mqadmin sends them, and the few characters Java's
+// Properties.load would read differently are escaped. Blacklisted keys get
+// NO_PERMISSION (16) and nothing of the request is applied.
+func (c *Client) UpdateNamesrvConfig(ctx context.Context, pairs []properties.Property) error {
+	req := &codec.Command{Code: codec.UpdateNamesrvConfig, Version: codec.ServerVersion, Body: properties.Append(nil, pairs)}
 	if _, err := c.call(ctx, req); err != nil {
 		return fmt.Errorf("update namesrv config: %w", err)
 	}
@@ -157,66 +155,18 @@ func (c *Client) UpdateNamesrvConfig(ctx context.Context, pairs []ConfigPair) er
 // UpdateNamesrvConfigMap is UpdateNamesrvConfig with the keys of m sorted,
 // so the body is the same for the same map.
 func (c *Client) UpdateNamesrvConfigMap(ctx context.Context, m map[string]string) error {
-	pairs := make([]ConfigPair, 0, len(m))
+	pairs := make([]properties.Property, 0, len(m))
 	for k, v := range m {
-		pairs = append(pairs, ConfigPair{k, v})
+		pairs = append(pairs, properties.Property{Key: k, Value: v})
 	}
 	sort.Slice(pairs, func(i, j int) bool { return pairs[i].Key < pairs[j].Key })
 	return c.UpdateNamesrvConfig(ctx, pairs)
 }
 
-// AppendProperties appends pairs as "key=value\n" lines that Java's
-// Properties.load reads back unchanged. mqadmin writes keys and values raw,
-// which breaks on a backslash, a line break or a leading space; escaping
-// those (the way Properties.store does) costs nothing for ordinary values,
-// which come out byte-identical. Non-ASCII text stays raw UTF-8: the
-// NameServer decodes the body as UTF-8.
-func AppendProperties(dst []byte, pairs []ConfigPair) []byte {
-	for _, p := range pairs {
-		dst = appendPropertyText(dst, p.Key, true)
-		dst = append(dst, '=')
-		dst = appendPropertyText(dst, p.Value, false)
-		dst = append(dst, '\n')
-	}
-	return dst
-}
-
-// appendPropertyText escapes only what Properties.load would otherwise read
-// differently: backslashes and control characters anywhere; in a key every
-// space, '=' and ':' (they would end the key) and a leading '#' or '!' (a
-// comment); in a value a leading space (load skips it). An address such as
-// 10.0.0.1:9876 therefore goes out as mqadmin sends it.
-func appendPropertyText(dst []byte, s string, isKey bool) []byte {
-	for i := 0; i < len(s); i++ {
-		ch := s[i]
-		switch {
-		case ch == '\\':
-			dst = append(dst, '\\', '\\')
-		case ch == '\t':
-			dst = append(dst, '\\', 't')
-		case ch == '\n':
-			dst = append(dst, '\\', 'n')
-		case ch == '\r':
-			dst = append(dst, '\\', 'r')
-		case ch == '\f':
-			dst = append(dst, '\\', 'f')
-		case ch < 0x20 || ch == 0x7F:
-			dst = fmt.Appendf(dst, `\u%04X`, ch)
-		case ch == ' ' && (isKey || i == 0),
-			isKey && (ch == '=' || ch == ':'),
-			isKey && i == 0 && (ch == '#' || ch == '!'):
-			dst = append(dst, '\\', ch)
-		default:
-			dst = append(dst, ch)
-		}
-	}
-	return dst
-}
-
 // GetNamesrvConfig sends GET_NAMESRV_CONFIG (319) and returns the body text
 // as sent and its entries as Properties.load reads them (mqadmin parses it
 // the same way), in text order.
-func (c *Client) GetNamesrvConfig(ctx context.Context) (text string, pairs []ConfigPair, err error) {
+func (c *Client) GetNamesrvConfig(ctx context.Context) (text string, pairs []properties.Property, err error) {
 	resp, err := c.call(ctx, &codec.Command{Code: codec.GetNamesrvConfig, Version: codec.ServerVersion})
 	if err != nil {
 		return "", nil, fmt.Errorf("get namesrv config: %w", err)
@@ -224,13 +174,9 @@ func (c *Client) GetNamesrvConfig(ctx context.Context) (text string, pairs []Con
 	if !utf8.Valid(resp.Body) {
 		return "", nil, fmt.Errorf("%s: get namesrv config: body is not UTF-8", c.addr)
 	}
-	props, err := config.ParseProperties(bytes.NewReader(resp.Body))
+	pairs, err = properties.Parse(bytes.NewReader(resp.Body))
 	if err != nil {
 		return "", nil, fmt.Errorf("%s: get namesrv config: %w", c.addr, err)
-	}
-	pairs = make([]ConfigPair, len(props))
-	for i, p := range props {
-		pairs[i] = ConfigPair{p.Key, p.Value}
 	}
 	return string(resp.Body), pairs, nil
 }

@@ -1,5 +1,6 @@
 // Tests of the admin request helpers: the exact headers and bodies they
 // send and how they read the answers, against a fake server.
+
 package client
 
 import (
@@ -12,7 +13,7 @@ import (
 
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/codec/body"
-	"github.com/rocketns/rocketns/core/config"
+	"github.com/rocketns/rocketns/codec/properties"
 )
 
 func extMap(c *codec.Command) map[string]string {
@@ -174,38 +175,6 @@ func TestDeleteAndRegisterTopic(t *testing.T) {
 		`{"brokerDatas":[],"filterServerTable":{},"queueDatas":[{"brokerName":"broker-a","perm":6,"readQueueNums":8,"topicSysFlag":0,"writeQueueNums":8}]}`)
 }
 
-func TestAppendProperties(t *testing.T) {
-	f := func(key, value, want string) {
-		t.Helper()
-		text := string(AppendProperties(nil, []ConfigPair{{key, value}}))
-		if text != want {
-			t.Errorf("AppendProperties(%q, %q) = %q, want %q", key, value, text, want)
-		}
-		// Properties.load (our copy of it) must read back exactly the pair.
-		props, err := config.ParseProperties(strings.NewReader(text))
-		if err != nil || len(props) != 1 || props[0].Key != key || props[0].Value != value {
-			t.Errorf("read back %q: %+v %v", text, props, err)
-		}
-	}
-	f("orderMessageEnable", "false", "orderMessageEnable=false\n")
-	f("rocketmqHome", "/opt/rocket mq", "rocketmqHome=/opt/rocket mq\n")
-	f("addr", "10.0.0.1:9876;10.0.0.2:9876", "addr=10.0.0.1:9876;10.0.0.2:9876\n")
-	f("a=b", "c=d", `a\=b=c=d`+"\n")
-	f("a:b c", " lead", `a\:b\ c=\ lead`+"\n")
-	f("#k", "#v", `\#k=#v`+"\n")
-	f("!k", "x!", `\!k=x!`+"\n")
-	f("path", `C:\dir\file`, `path=C:\\dir\\file`+"\n")
-	f("multi", "a\nb\r\tc\fd", `multi=a\nb\r\tc\fd`+"\n")
-	f("ctl", "\x01", `ctl=\u0001`+"\n")
-	f("unicode", "ünïcode ✓", "unicode=ünïcode ✓\n")
-	f("empty", "", "empty=\n")
-
-	got := string(AppendProperties(nil, []ConfigPair{{"b", "1"}, {"a", "2"}}))
-	if got != "b=1\na=2\n" {
-		t.Errorf("order not kept: %q", got)
-	}
-}
-
 func TestUpdateNamesrvConfig(t *testing.T) {
 	s := startFake(t)
 	got := serve(t, s, func(req *codec.Command) *codec.Command {
@@ -217,7 +186,7 @@ func TestUpdateNamesrvConfig(t *testing.T) {
 	c := dial(t, s.addr())
 	ctx := context.Background()
 
-	if err := c.UpdateNamesrvConfig(ctx, []ConfigPair{{"orderMessageEnable", "false"}}); err != nil {
+	if err := c.UpdateNamesrvConfig(ctx, []properties.Property{{Key: "orderMessageEnable", Value: "false"}}); err != nil {
 		t.Fatalf("UpdateNamesrvConfig: %v", err)
 	}
 	// What mqadmin sent in the recording.
@@ -228,7 +197,7 @@ func TestUpdateNamesrvConfig(t *testing.T) {
 	}
 	checkRequest(t, <-got, 318, nil, "enableAllTopicList=false\nenableTopicList=true\n")
 
-	err := c.UpdateNamesrvConfig(ctx, []ConfigPair{{"kvConfigPath", "/home/rocketmq/evil-kv.json"}})
+	err := c.UpdateNamesrvConfig(ctx, []properties.Property{{Key: "kvConfigPath", Value: "/home/rocketmq/evil-kv.json"}})
 	var re *ResponseError
 	if !errors.As(err, &re) || re.Code != 16 || re.Remark != "Can not update config in black list." {
 		t.Errorf("blacklisted update: %v, want code 16", err)
@@ -253,14 +222,14 @@ func TestGetNamesrvConfig(t *testing.T) {
 	if gotText != text {
 		t.Errorf("text %q, want %q", gotText, text)
 	}
-	want := []ConfigPair{
-		{"bindAddress", "0.0.0.0"},
-		{"configBlackList", "configBlackList;configStorePath;kvConfigPath"},
-		{"listenPort", "9876"},
-		{"rocketmqHome", `C:\rocketmq`},
+	want := []properties.Property{
+		{Key: "bindAddress", Value: "0.0.0.0", Line: 1},
+		{Key: "configBlackList", Value: "configBlackList;configStorePath;kvConfigPath", Line: 2},
+		{Key: "listenPort", Value: "9876", Line: 3},
+		{Key: "rocketmqHome", Value: `C:\rocketmq`, Line: 4},
 	}
 	if !reflect.DeepEqual(pairs, want) {
-		t.Errorf("pairs %q, want %q", pairs, want)
+		t.Errorf("pairs %+v, want %+v", pairs, want)
 	}
 }
 

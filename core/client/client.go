@@ -1,6 +1,6 @@
-// Package client is a small RocketMQ remoting client: one TCP connection,
-// pipelined requests matched to responses by opaque, and helpers for the
-// NameServer requests that tests, the admin tool and the load generator send.
+// client.go holds the connection: dial, pipelined calls matched by opaque,
+// oneway sends and close.
+
 package client
 
 import (

@@ -1,4 +1,5 @@
 // Tests of the client against a small fake server on the loopback interface.
+
 package client
 
 import (

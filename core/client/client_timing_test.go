@@ -1,4 +1,5 @@
 // Benchmarks of the client's request path against the loopback fake server.
+
 package client
 
 import (

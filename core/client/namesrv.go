@@ -1,5 +1,6 @@
 // NameServer request helpers: broker registration, heartbeats, route and
 // cluster queries, and the KV store, with the header fields Java senders use.
+
 package client
 
 import (

@@ -1,5 +1,6 @@
 // Tests of the NameServer request helpers: the headers they send and how
 // they read the answers, against a fake server.
+
 package client
 
 import (

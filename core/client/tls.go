@@ -1,5 +1,6 @@
 // tls.go dials a NameServer over TLS (a rocketns or Java server in
 // permissive or enforcing mode).
+
 package client
 
 import (

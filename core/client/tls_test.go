@@ -1,4 +1,5 @@
 // Tests of DialTLS against a TLS fake server.
+
 package client
 
 import (

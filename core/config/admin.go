@@ -1,5 +1,6 @@
 // The admin HTTP listener's keys and their checks: a bad address stops
 // start-up instead of leaving an operator without metrics or probes.
+
 package config
 
 import (

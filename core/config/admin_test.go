@@ -1,10 +1,13 @@
 // Tests of the admin listener keys: parsing, checks and printing.
+
 package config
 
 import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rocketns/rocketns/codec/properties"
 )
 
 func TestValidateAdmin(t *testing.T) {
@@ -50,7 +53,7 @@ func TestNsaddrEntries(t *testing.T) {
 
 func TestAdminKeysApply(t *testing.T) {
 	c := Default()
-	w, err := c.Apply([]Property{{Key: KeyAdminListen, Value: " 127.0.0.1:9877 "}, {Key: KeyNsaddrList, Value: "a:1;b:2"}})
+	w, err := c.Apply([]properties.Property{{Key: KeyAdminListen, Value: " 127.0.0.1:9877 "}, {Key: KeyNsaddrList, Value: "a:1;b:2"}})
 	if err != nil || len(w) != 0 {
 		t.Fatalf("apply: warnings %q, err %v", w, err)
 	}

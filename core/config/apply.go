@@ -1,4 +1,5 @@
 // Applying properties to a Config, printing it back, and checking it.
+
 package config
 
 import (
@@ -8,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/rocketns/rocketns/codec/properties"
 )
 
 // ValueError reports a known key whose value cannot be parsed.
@@ -37,10 +40,10 @@ func (e *ValueError) Error() string {
 // then c is left unchanged. Booleans are strict for the same reason: only
 // true/false in any case, where Java's Boolean.parseBoolean reads every other
 // word as false.
-func (c *Config) Apply(props []Property) (warnings []string, err error) {
+func (c *Config) Apply(props []properties.Property) (warnings []string, err error) {
 	type pending struct {
 		key Key
-		p   Property
+		p   properties.Property
 	}
 	var errs []error
 	var sets []pending
@@ -86,7 +89,7 @@ func (c *Config) Apply(props []Property) (warnings []string, err error) {
 // Set sets one key, as a command-line override does. Unknown keys are kept
 // in Extra without a warning; use Apply to get one.
 func (c *Config) Set(key, value string) error {
-	_, err := c.Apply([]Property{{Key: key, Value: value}})
+	_, err := c.Apply([]properties.Property{{Key: key, Value: value}})
 	return err
 }
 
@@ -96,10 +99,10 @@ func (c *Config) Set(key, value string) error {
 // accident worth forgiving (Java would ignore such a number and read such a
 // boolean as false), and one rule for all types keeps "blank" meaning one
 // thing.
-func parseValue(k Key, p Property) (any, error) {
+func parseValue(k Key, p properties.Property) (any, error) {
 	v := javaTrim(p.Value)
 	bad := func(reason string) error {
-		return &ValueError{Key: p.Key, Value: p.Value, Line: p.Line, Env: p.Env, Reason: reason}
+		return &ValueError{Key: p.Key, Value: p.Value, Line: p.Line, Env: p.Origin, Reason: reason}
 	}
 	switch k.Type {
 	case TypeString:
@@ -178,16 +181,16 @@ func (k Key) Value(c *Config) string {
 
 // Properties returns every setting, Extra included, sorted by key: the
 // content of GET_NAMESRV_CONFIG and of -p. Line is 0.
-func (c *Config) Properties() []Property {
-	out := make([]Property, 0, len(knownKeys)+len(c.Extra))
+func (c *Config) Properties() []properties.Property {
+	out := make([]properties.Property, 0, len(knownKeys)+len(c.Extra))
 	for _, k := range knownKeys {
-		out = append(out, Property{Key: k.Name, Value: k.Value(c)})
+		out = append(out, properties.Property{Key: k.Name, Value: k.Value(c)})
 	}
 	for k, v := range c.Extra {
 		if _, known := LookupKey(k); known {
 			continue // the field is the truth
 		}
-		out = append(out, Property{Key: k, Value: v})
+		out = append(out, properties.Property{Key: k, Value: v})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
@@ -196,17 +199,9 @@ func (c *Config) Properties() []Property {
 // AppendText appends Properties as `key=value\n` lines, the text of
 // GET_NAMESRV_CONFIG and of the persisted config file. Values are written raw
 // like Java's, except that backslashes, line breaks and a leading blank are
-// escaped so ParseProperties reads the text back to the same values (Java
+// escaped so properties.Parse reads the text back to the same values (Java
 // writes them raw on Unix, and such a value would not survive a reload).
-func (c *Config) AppendText(dst []byte) []byte {
-	for _, p := range c.Properties() {
-		dst = appendEscapedKey(dst, p.Key)
-		dst = append(dst, '=')
-		dst = appendEscapedValue(dst, p.Value)
-		dst = append(dst, '\n')
-	}
-	return dst
-}
+func (c *Config) AppendText(dst []byte) []byte { return properties.Append(dst, c.Properties()) }
 
 // InBlackList reports whether UPDATE_NAMESRV_CONFIG must refuse to change key.
 func (c *Config) InBlackList(key string) bool {

@@ -1,4 +1,5 @@
 // Tests of defaults, Apply, printing and validation.
+
 package config
 
 import (
@@ -6,11 +7,13 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/rocketns/rocketns/codec/properties"
 )
 
-func parse(t *testing.T, text string) []Property {
+func parse(t *testing.T, text string) []properties.Property {
 	t.Helper()
-	ps, err := ParseProperties(strings.NewReader(text))
+	ps, err := properties.Parse(strings.NewReader(text))
 	if err != nil {
 		t.Fatalf("ParseProperties: %v", err)
 	}
@@ -354,7 +357,7 @@ func TestClone(t *testing.T) {
 // differs on both counts.
 func TestStringValuesTrimLikeJavaStringTrim(t *testing.T) {
 	c := Default()
-	if _, err := c.Apply([]Property{
+	if _, err := c.Apply([]properties.Property{
 		{Key: "kvConfigPath", Value: "\x00 /data/kv.json\x1a\r"},
 		{Key: "productEnvName", Value: "\u0085center\u00a0"},
 		{Key: "bindAddress", Value: "\u2003"},
@@ -378,7 +381,7 @@ func TestStringValuesTrimLikeJavaStringTrim(t *testing.T) {
 // rather than silently accepted.
 func TestNumberAndBooleanBlanksAreJavaTrimmed(t *testing.T) {
 	c := Default()
-	if _, err := c.Apply([]Property{
+	if _, err := c.Apply([]properties.Property{
 		{Key: "listenPort", Value: "\t9877\x1a"},
 		{Key: "scanNotActiveBrokerInterval", Value: "60000\r"},
 		{Key: "orderMessageEnable", Value: " true\x00"},
@@ -389,13 +392,13 @@ func TestNumberAndBooleanBlanksAreJavaTrimmed(t *testing.T) {
 		t.Fatalf("not applied: listenPort=%d scanNotActiveBrokerInterval=%d orderMessageEnable=%v",
 			c.ListenPort, c.ScanNotActiveBrokerInterval, c.OrderMessageEnable)
 	}
-	for _, p := range []Property{
+	for _, p := range []properties.Property{
 		{Key: "listenPort", Value: "9877\u00a0"},
 		{Key: "waitSecondsForService", Value: "\u300045"},
 		{Key: "enableTopicList", Value: "false\u0085"},
 	} {
 		var ve *ValueError
-		if _, err := Default().Apply([]Property{p}); !errors.As(err, &ve) {
+		if _, err := Default().Apply([]properties.Property{p}); !errors.As(err, &ve) {
 			t.Errorf("%s=%q: error %v, want a *ValueError", p.Key, p.Value, err)
 		}
 	}

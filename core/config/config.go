@@ -1,6 +1,5 @@
-// Package config holds the NameServer's configuration: the Java key names and
-// defaults (NamesrvConfig + NettyServerConfig), the Java properties file
-// format, and the rules for applying and printing it.
+// config.go holds Config, every setting the NameServer reads.
+
 package config
 
 // Config is every setting the NameServer reads. Field names follow the Java

@@ -1,4 +1,5 @@
 // Java's default configuration values.
+
 package config
 
 import (

@@ -1,11 +1,14 @@
 // Configuration from the environment, for containers and unit files:
 // ROCKETNS_ followed by the key in upper snake case.
+
 package config
 
 import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/rocketns/rocketns/codec/properties"
 )
 
 // EnvPrefix starts every environment variable that sets a key.
@@ -94,8 +97,8 @@ func serviceLink(name string) bool {
 // result does not depend on the environment's order. Other variables are
 // ignored. An empty value is a value (it clears a string key); unset the
 // variable to keep the file's or the default's.
-func FromEnv(environ []string) ([]Property, error) {
-	var props []Property
+func FromEnv(environ []string) ([]properties.Property, error) {
+	var props []properties.Property
 	var unknown []string
 	for _, kv := range environ {
 		name, value, ok := strings.Cut(kv, "=")
@@ -109,13 +112,13 @@ func FromEnv(environ []string) ([]Property, error) {
 			}
 			continue
 		}
-		props = append(props, Property{Key: key, Value: value, Env: name})
+		props = append(props, properties.Property{Key: key, Value: value, Origin: name})
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
 		return nil, &EnvError{Names: unknown}
 	}
 	// Stable: should a name appear twice, the later one is applied last and wins.
-	slices.SortStableFunc(props, func(a, b Property) int { return strings.Compare(a.Env, b.Env) })
+	slices.SortStableFunc(props, func(a, b properties.Property) int { return strings.Compare(a.Origin, b.Origin) })
 	return props, nil
 }

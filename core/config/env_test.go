@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rocketns/rocketns/codec/properties"
 )
 
 func TestEnvName(t *testing.T) {
@@ -46,11 +48,11 @@ func TestFromEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Property{
-		{Key: "bindAddress", Value: "", Env: "ROCKETNS_BIND_ADDRESS"},
-		{Key: "listenPort", Value: "1", Env: "ROCKETNS_LISTEN_PORT"},
-		{Key: "listenPort", Value: "2", Env: "ROCKETNS_LISTEN_PORT"},
-		{Key: "logLevel", Value: "debug", Env: "ROCKETNS_LOG_LEVEL"},
+	want := []properties.Property{
+		{Key: "bindAddress", Value: "", Origin: "ROCKETNS_BIND_ADDRESS"},
+		{Key: "listenPort", Value: "1", Origin: "ROCKETNS_LISTEN_PORT"},
+		{Key: "listenPort", Value: "2", Origin: "ROCKETNS_LISTEN_PORT"},
+		{Key: "logLevel", Value: "debug", Origin: "ROCKETNS_LOG_LEVEL"},
 	}
 	if !slices.Equal(props, want) {
 		t.Fatalf("FromEnv = %+v\nwant %+v", props, want)

@@ -1,5 +1,6 @@
 // The table of configuration keys: which Config field each Java key sets, how
 // its value is parsed, and the Java keys rocketns accepts without using.
+
 package config
 
 // Type is how a key's value is parsed.

@@ -1,5 +1,6 @@
 // Run-time configuration updates (UPDATE_NAMESRV_CONFIG): which keys a
 // remote peer may change, the checks, and atomic persistence of the result.
+
 package config
 
 import (
@@ -7,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/rocketns/rocketns/codec/properties"
 	"github.com/rocketns/rocketns/core/atomicfile"
 )
 
@@ -75,7 +77,7 @@ func (e *UpdateError) Unwrap() error { return e.Err }
 // order over all keys: the black list (c.InBlackList), then the run-time
 // list, then the values. c itself is never modified, so a server can swap
 // the copy in atomically.
-func (c *Config) RuntimeUpdate(props []Property) (*Config, error) {
+func (c *Config) RuntimeUpdate(props []properties.Property) (*Config, error) {
 	for _, p := range props {
 		if c.InBlackList(p.Key) {
 			return nil, &UpdateError{Key: p.Key, Err: ErrBlackListed}

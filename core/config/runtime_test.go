@@ -1,5 +1,6 @@
 // Tests of run-time updates: the black list, the run-time list, all-or-nothing
 // application, and atomic persistence with a backup.
+
 package config
 
 import (
@@ -8,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rocketns/rocketns/codec/properties"
 )
 
 func TestRuntimeKeysAreLiveKnownAndNotBlackListed(t *testing.T) {
@@ -111,7 +114,7 @@ func TestWriteFileKeepsBackup(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	props, err := ParseProperties(f)
+	props, err := properties.Parse(f)
 	if err != nil {
 		t.Fatal(err)
 	}

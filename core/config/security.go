@@ -1,5 +1,6 @@
 // Checks of the authorization settings, so a mistake in them stops start-up
 // instead of leaving the server open or refusing everything.
+
 package config
 
 import (

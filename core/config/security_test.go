@@ -1,4 +1,5 @@
 // Tests of the authorization settings' checks.
+
 package config
 
 import (
@@ -6,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rocketns/rocketns/codec/properties"
 )
 
 func TestValidateSecurity(t *testing.T) {
@@ -25,7 +28,7 @@ func TestValidateSecurity(t *testing.T) {
 	f := func(props string, wantSub string) {
 		t.Helper()
 		c := Default()
-		pp, err := ParseProperties(strings.NewReader(props))
+		pp, err := properties.Parse(strings.NewReader(props))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +63,7 @@ func TestSecurityKeysAreNotRuntime(t *testing.T) {
 		if !ok || key.Live || IsRuntimeKey(k) {
 			t.Errorf("%s: known=%v live=%v runtime=%v", k, ok, key.Live, IsRuntimeKey(k))
 		}
-		if _, err := Default().RuntimeUpdate([]Property{{Key: k, Value: "false"}}); err == nil {
+		if _, err := Default().RuntimeUpdate([]properties.Property{{Key: k, Value: "false"}}); err == nil {
 			t.Errorf("RuntimeUpdate accepted %s", k)
 		}
 	}

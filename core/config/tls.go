@@ -1,5 +1,6 @@
 // TLS settings: the Java key names, the mode rocketns picks when none is set,
 // tls.config.file (which overrides the other tls.* keys) and the checks.
+
 package config
 
 import (
@@ -7,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/rocketns/rocketns/codec/properties"
 )
 
 // The TLS keys, named as Java's TlsSystemConfig system properties.
@@ -188,7 +191,7 @@ func (c *Config) withTLSFile(path string) (*Config, error) {
 		return nil, fmt.Errorf("config: %s: %w", KeyTLSConfigFile, err)
 	}
 	defer f.Close()
-	props, err := ParseProperties(f)
+	props, err := properties.Parse(f)
 	if err != nil {
 		return nil, fmt.Errorf("config: %s %s: %w", KeyTLSConfigFile, path, err)
 	}

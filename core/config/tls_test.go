@@ -1,5 +1,6 @@
 // Tests of the TLS settings (mode choice, tls.config.file, checks) and of the
 // limit keys.
+
 package config
 
 import (

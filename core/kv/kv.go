@@ -1,5 +1,5 @@
-// Package kv is the NameServer's namespaced key/value store (PUT/GET/DELETE
-// _KV_CONFIG, GET_KVLIST_BY_NAMESPACE), persisted in Java's kvConfig.json.
+// kv.go holds Store: its lock-free reads, its writes and its file.
+
 package kv
 
 import (

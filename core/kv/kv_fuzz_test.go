@@ -1,5 +1,6 @@
 // Fuzz target for the KV file loader: whatever is on disk, Open never
 // panics, never writes, and loads exactly what a flush writes back.
+
 package kv
 
 import (

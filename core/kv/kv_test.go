@@ -1,4 +1,5 @@
 // Tests of the KV store: operations, persistence, Java's file, failures.
+
 package kv
 
 import (

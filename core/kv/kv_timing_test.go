@@ -1,4 +1,5 @@
 // Benchmarks of the KV store: a persisted Put and a lock-free Get.
+
 package kv
 
 import (

@@ -1,5 +1,6 @@
 // Keys and values that are not valid UTF-8: what is acknowledged is what a
 // restart reads back.
+
 package kv
 
 import (

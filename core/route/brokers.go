@@ -1,5 +1,6 @@
 // Broker groups: the writers' mutable brokerAddrTable entries and the
 // immutable view of them that readers use.
+
 package route
 
 import (

@@ -8,6 +8,7 @@
 // findBroker prefers the group of the latest registration, the
 // unregistration fence, a negative brokerId is refused, and a mapping
 // without bname is filed under the registering group.
+
 package route
 
 import (

@@ -1,5 +1,6 @@
 // Test helpers: a fake clock, registration builders and a compact route
 // printer, so each scenario reads as a short script.
+
 package route
 
 import (

@@ -1,5 +1,6 @@
 // Broker liveness (brokerLiveTable), its expiry heap, and unregistration by
 // request, timeout or connection loss.
+
 package route
 
 import (

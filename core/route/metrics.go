@@ -1,5 +1,6 @@
 // Figures the route table reports for metrics beyond Stats: topic-broker
 // entries and the bytes held by cached route bodies.
+
 package route
 
 // Cached route bodies are accounted per topic entry: a body is counted when

@@ -1,5 +1,6 @@
 // Tests of the metrics figures: cached route bytes follow fills and drops,
 // topic-broker entries follow registrations.
+
 package route
 
 import (

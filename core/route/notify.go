@@ -1,5 +1,6 @@
 // Min-broker-id changes of a broker group, the data of the
 // NOTIFY_MIN_BROKER_ID_CHANGE requests the server sends to the group's brokers.
+
 package route
 
 import (

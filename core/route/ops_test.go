@@ -1,5 +1,6 @@
 // Tests of the admin operations and topic lists, and of lock-free readers
 // racing writers.
+
 package route
 
 import (

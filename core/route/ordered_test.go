@@ -1,4 +1,5 @@
 // ordered_test.go covers the order-config-decorated route cache.
+
 package route
 
 import (

@@ -1,9 +1,9 @@
 // REGISTER_BROKER: Java RouteInfoManager.registerBroker, step by step.
+
 package route
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -12,8 +12,15 @@ import (
 	"github.com/rocketns/rocketns/codec/body"
 )
 
-// Registration is one REGISTER_BROKER request. Its strings may alias a
-// network buffer: the table clones what it keeps.
+// Registration is one REGISTER_BROKER request.
+//
+// Ownership: the header's strings (Cluster, BrokerAddr, BrokerName,
+// HAServerAddr, ZoneName) may alias the request's network buffer, which is
+// reused after the call: the table clones what it keeps of them. Body is
+// decoded by codec/body into memory of its own (topic names, filter
+// servers, mapping JSON) and handed over: the table keeps those strings
+// and slices as they are, so the caller must not change or reuse Body
+// after Register.
 type Registration struct {
 	Cluster, BrokerAddr, BrokerName, HAServerAddr, ZoneName string
 	BrokerID                                                int64 // 0 = master, slaves from 1
@@ -333,7 +340,7 @@ func (t *Table) registerTopics(g *brokerGroup, rb *body.RegisterBroker, register
 		} else {
 			// A topic deleted by DELETE_TOPIC_IN_NAMESRV and re-created here
 			// gets back the mappings Java never deleted.
-			ne = &topicEntry{topic: strings.Clone(tc.TopicName), queues: []body.QueueData{q}, mapping: t.mappings[tc.TopicName]}
+			ne = &topicEntry{topic: tc.TopicName, queues: []body.QueueData{q}, mapping: t.mappings[tc.TopicName]}
 		}
 		if !has {
 			added = append(added, ne.topic)
@@ -351,7 +358,10 @@ func (t *Table) registerTopics(g *brokerGroup, rb *body.RegisterBroker, register
 		}
 		for _, topic := range slices.Sorted(maps.Keys(rb.MappingInfo)) {
 			info := rb.MappingInfo[topic]
-			bname := mappingBrokerName(info, g.name)
+			bname, ok := body.MappingBrokerName(info)
+			if !ok {
+				bname = g.name
+			}
 			cur := t.mappings[topic]
 			if old, ok := cur[bname]; ok && bytes.Equal(old, info) {
 				continue
@@ -359,8 +369,9 @@ func (t *Table) registerTopics(g *brokerGroup, rb *body.RegisterBroker, register
 			// Copied, not updated: entries share the map with readers.
 			m := make(map[string][]byte, len(cur)+1)
 			maps.Copy(m, cur)
-			m[strings.Clone(bname)] = bytes.Clone(info)
-			// The map keeps the key of every assignment: it must be owned.
+			m[bname] = info
+			// The map keeps the key of every assignment: it must be owned
+			// (ups' keys and the body's topics are).
 			key := ""
 			if j, pending := pos[topic]; pending {
 				key = ups[j].key
@@ -372,24 +383,12 @@ func (t *Table) registerTopics(g *brokerGroup, rb *body.RegisterBroker, register
 				pos[key] = len(ups)
 				ups = append(ups, topicUpdate{key, ne})
 			} else {
-				key = strings.Clone(topic)
+				key = topic
 			}
 			t.mappings[key] = m
 		}
 	}
 	return ups, added
-}
-
-// mappingBrokerName reads bname from a TopicQueueMappingInfo; def when it
-// has none.
-func mappingBrokerName(info []byte, def string) string {
-	var v struct {
-		Bname string `json:"bname"`
-	}
-	if json.Unmarshal(info, &v) != nil || v.Bname == "" {
-		return def
-	}
-	return v.Bname
 }
 
 // setFilters is step 12 and returns the groups whose view it may change.
@@ -407,11 +406,9 @@ func (t *Table) setFilters(key addrKey, list []string) []string {
 		if slices.Equal(t.filters[key], list) {
 			return nil
 		}
-		owned := make([]string, len(list))
-		for i, s := range list {
-			owned[i] = strings.Clone(s)
-		}
-		t.filters[key] = owned
+		// The strings are the body's own (Registration); the slice is
+		// copied so the table's entry does not share the body's.
+		t.filters[key] = slices.Clone(list)
 	}
 	return t.groupsWithAddr(key.cluster, key.addr)
 }

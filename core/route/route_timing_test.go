@@ -1,4 +1,5 @@
 // Benchmarks of the route query path and of registration at 1k-100k topics.
+
 package route
 
 import (

@@ -2,6 +2,7 @@
 // clock following the reference's rules: acting master, zone filtering,
 // static topics, split registration, min-broker-id changes, the
 // unregistration fence, run-time switches, and topic lists at 100k topics.
+
 package route
 
 import (

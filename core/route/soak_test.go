@@ -3,6 +3,7 @@
 // checks it after every step against a plain model of what it must hold.
 // Skipped under -short. The layout and the model are routetest's: core/server's
 // soak test runs the same ones over the wire.
+
 package route
 
 import (

@@ -1,5 +1,6 @@
 // A consistent, copied-out snapshot of every broker address for the status
 // page and other admin readers.
+
 package route
 
 import (

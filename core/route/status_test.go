@@ -1,4 +1,5 @@
 // Tests of the admin broker snapshot.
+
 package route
 
 import (

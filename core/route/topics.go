@@ -1,5 +1,6 @@
 // Topic entries, route assembly (Java pickupTopicRouteData) and the cached
 // route bodies handed to GET_ROUTEINFO_BY_TOPIC.
+
 package route
 
 import (

@@ -1,6 +1,7 @@
 // Replays the broker registrations recorded against a Java 4.9.8 NameServer
 // and compares the routes, cluster info and topic lists it answered with
 // ours at the same point of the recording.
+
 package route
 
 import (

@@ -1,5 +1,6 @@
 // notify.go sends NOTIFY_MIN_BROKER_ID_CHANGE (905) to a broker group's
 // members, the one request the NameServer originates.
+
 package server
 
 import (

@@ -12,6 +12,7 @@
 // drops are noticed by netpoll on its own goroutines; the test waits for the
 // server's "broker removed" log records (an event, not a timer) and, for
 // plain client connections, for the connection count to settle.
+
 package server
 
 import (
@@ -482,7 +483,7 @@ func (r *soakRun) connCount(want int) {
 	r.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		got := len(r.s.snapshotConns())
+		got := r.s.connCount()
 		if got == want {
 			return
 		}
@@ -655,10 +656,7 @@ func TestSoak(t *testing.T) {
 			r.m.Remove(bi)
 		}
 		r.clk.advance(soakTimeout / 2)
-		var survivors []int
-		for _, bi := range perm[len(chosen):] {
-			survivors = append(survivors, bi)
-		}
+		survivors := append([]int(nil), perm[len(chosen):]...)
 		if err := r.refresh(survivors); err != nil {
 			t.Fatalf("%s: %v", step, err)
 		}
@@ -746,7 +744,7 @@ func TestSoak(t *testing.T) {
 	// that every route stays well formed.
 	r.restore()
 	r.check("before storm")
-	conns := len(r.s.snapshotConns())
+	conns := r.s.connCount()
 	if err := r.storm(true); err != nil {
 		t.Fatalf("client storm: %v", err)
 	}

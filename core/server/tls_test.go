@@ -1,69 +1,35 @@
-// tls_test.go drives the TLS modes over real loopback connections: which
-// client each mode serves, client certificates, brokers over TLS, identical
-// answers on both transports, and certificate reload.
+// tls_test.go drives the TLS settings over real loopback connections:
+// which client each mode serves, client certificates, brokers over TLS,
+// identical answers on both transports, and a reload reaching the
+// listener.
+
 package server
 
 import (
 	"bytes"
 	"crypto/tls"
-	"encoding/binary"
-	"io"
 	"net"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/core/config"
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 	"github.com/rocketns/rocketns/core/route"
 	"github.com/rocketns/rocketns/core/tlstest"
 )
 
-// newTestCA, with the issuing helpers of tlstest.CA, makes the CAs and
-// certificates these tests rotate and trust.
-func newTestCA(t *testing.T, name string) *tlstest.CA { return tlstest.NewCA(t, name) }
-
-// writeAtomic replaces path's content in one rename, as a certificate
-// rotation tool does.
-func writeAtomic(t *testing.T, path string, b []byte) {
-	t.Helper()
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// tlsFiles is a server certificate, key and trust file in a temp dir.
-type tlsFiles struct {
-	dir, cert, key, trust string
-}
-
-func newTLSFiles(t *testing.T, ca *tlstest.CA, serial int64) tlsFiles {
-	t.Helper()
-	dir := t.TempDir()
-	f := tlsFiles{dir: dir, cert: filepath.Join(dir, "server.pem"), key: filepath.Join(dir, "server.key"), trust: filepath.Join(dir, "ca.pem")}
-	c, k, _ := ca.Issue(t, serial, false, nil)
-	writeAtomic(t, f.cert, c)
-	writeAtomic(t, f.key, k)
-	writeAtomic(t, f.trust, ca.PEM)
-	return f
-}
-
-func tlsConfig(t *testing.T, mode string, f tlsFiles) *config.Config {
+func tlsConfig(t *testing.T, mode string, f tlstest.Files) *config.Config {
 	t.Helper()
 	cfg := testConfig(t)
 	cfg.TLSServerMode = mode
 	if mode != "disabled" {
-		cfg.TLSServerCertPath, cfg.TLSServerKeyPath = f.cert, f.key
+		cfg.TLSServerCertPath, cfg.TLSServerKeyPath = f.Cert, f.Key
 	}
 	return cfg
 }
 
-func dialTLSWire(t *testing.T, addr string, cfg *tls.Config) (*wire, error) {
+func dialTLSWire(t *testing.T, addr string, cfg *tls.Config) (*remotingtest.Wire, error) {
 	t.Helper()
 	d := &net.Dialer{Timeout: 2 * time.Second}
 	nc, err := tls.DialWithDialer(d, "tcp", addr, cfg)
@@ -71,21 +37,21 @@ func dialTLSWire(t *testing.T, addr string, cfg *tls.Config) (*wire, error) {
 		return nil, err
 	}
 	t.Cleanup(func() { nc.Close() })
-	return &wire{t: t, nc: nc}, nil
+	return remotingtest.Over(t, nc), nil
 }
 
 // served reports whether w gets an answer to a request; a closed
 // connection or a failed handshake is not served.
-func served(w *wire, opaque int32) bool {
-	w.send(request(9999, opaque))
-	resp, err := w.recv()
+func served(w *remotingtest.Wire, opaque int32) bool {
+	w.Send(request(9999, opaque))
+	resp, err := w.Recv()
 	return err == nil && resp.Opaque == opaque && resp.Code == codec.RequestCodeNotSupported
 }
 
 // The table of Java's modes (spec 6.1): which client each mode serves.
 func TestTLSModesServeOrClose(t *testing.T) {
-	ca := newTestCA(t, "ca")
-	files := newTLSFiles(t, ca, 2)
+	ca := tlstest.NewCA(t, "ca")
+	files := ca.Files(t, 2)
 	f := func(mode string, useTLS, want bool) {
 		t.Helper()
 		s, logs := startHooked(t, tlsConfig(t, mode, files), nil)
@@ -113,12 +79,12 @@ func TestTLSModesServeOrClose(t *testing.T) {
 func TestTLSDefaultMode(t *testing.T) {
 	s, _ := startHooked(t, testConfig(t), nil)
 	if s.tls != nil {
-		t.Fatalf("no certificate configured, yet TLS mode %v", s.tls.mode)
+		t.Fatalf("no certificate configured, yet TLS mode %v", s.tls.Mode())
 	}
 	cfg := testConfig(t)
 	cfg.TLSTestModeEnable = true
 	s, _ = startHooked(t, cfg, nil)
-	if s.tls == nil || s.tls.mode != config.TLSPermissive {
+	if s.tls == nil || s.tls.Mode() != config.TLSPermissive {
 		t.Fatal("test mode did not make the server permissive")
 	}
 	// The self-signed certificate, like Java's test mode.
@@ -136,19 +102,19 @@ func TestTLSDefaultMode(t *testing.T) {
 
 // startMutualTLS starts an enforcing server whose certificate ca signed and
 // that requires client certificates trusted by its trust file.
-func startMutualTLS(t *testing.T, ca *tlstest.CA) (*Server, tlsFiles) {
+func startMutualTLS(t *testing.T, ca *tlstest.CA) (*Server, tlstest.Files) {
 	t.Helper()
-	files := newTLSFiles(t, ca, 2)
+	files := ca.Files(t, 2)
 	cfg := tlsConfig(t, "enforcing", files)
 	cfg.TLSServerNeedClientAuth = "require"
 	cfg.TLSServerAuthClient = true
-	cfg.TLSServerTrustCertPath = files.trust
+	cfg.TLSServerTrustCertPath = files.Trust
 	s, _ := startHooked(t, cfg, nil)
 	return s, files
 }
 
 func TestTLSClientCertificates(t *testing.T) {
-	ca, other := newTestCA(t, "ca"), newTestCA(t, "other")
+	ca, other := tlstest.NewCA(t, "ca"), tlstest.NewCA(t, "other")
 	s, _ := startMutualTLS(t, ca)
 	f := func(name string, certs []tls.Certificate, want bool) {
 		t.Helper()
@@ -164,22 +130,22 @@ func TestTLSClientCertificates(t *testing.T) {
 }
 
 func TestTLSBrokerUnregisteredWhenItsConnectionCloses(t *testing.T) {
-	ca := newTestCA(t, "ca")
+	ca := tlstest.NewCA(t, "ca")
 	closed := make(chan route.ConnID, 16)
-	s, _ := startHooked(t, tlsConfig(t, "permissive", newTLSFiles(t, ca, 2)), func(s *Server) {
+	s, _ := startHooked(t, tlsConfig(t, "permissive", ca.Files(t, 2)), func(s *Server) {
 		s.hooks.connClosed = func(id route.ConnID) { closed <- id }
 	})
 	w, err := dialTLSWire(t, s.Addr(), &tls.Config{RootCAs: ca.Pool()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp := w.call(registerFrame(t, 1, "c1", "broker-a", "127.0.0.1:10911", 0, "T1", "T2")); resp.Code != codec.Success {
+	if resp := w.Call(registerFrame(t, 1, "c1", "broker-a", "127.0.0.1:10911", 0, "T1", "T2")); resp.Code != codec.Success {
 		t.Fatalf("register over TLS: %d %s", resp.Code, resp.Remark)
 	}
 	if _, ok := s.Routes().Route("T1"); !ok {
 		t.Fatal("no route after registering over TLS")
 	}
-	w.nc.Close()
+	w.NC.Close()
 	select {
 	case <-closed:
 	case <-time.After(10 * time.Second):
@@ -190,27 +156,11 @@ func TestTLSBrokerUnregisteredWhenItsConnectionCloses(t *testing.T) {
 	}
 }
 
-// readFrame reads one raw frame, prefix included.
-func readFrame(t *testing.T, nc net.Conn) []byte {
-	t.Helper()
-	nc.SetReadDeadline(time.Now().Add(5 * time.Second))
-	var prefix [4]byte
-	if _, err := io.ReadFull(nc, prefix[:]); err != nil {
-		t.Fatalf("read: %v", err)
-	}
-	frame := make([]byte, 4+binary.BigEndian.Uint32(prefix[:]))
-	copy(frame, prefix[:])
-	if _, err := io.ReadFull(nc, frame[4:]); err != nil {
-		t.Fatalf("read: %v", err)
-	}
-	return frame
-}
-
 func TestTLSRouteAnswerIsTheSameAsPlaintext(t *testing.T) {
-	ca := newTestCA(t, "ca")
-	s, _ := startHooked(t, tlsConfig(t, "permissive", newTLSFiles(t, ca, 2)), nil)
+	ca := tlstest.NewCA(t, "ca")
+	s, _ := startHooked(t, tlsConfig(t, "permissive", ca.Files(t, 2)), nil)
 	plain := dialWire(t, s.Addr())
-	if resp := plain.call(registerFrame(t, 1, "c1", "broker-a", "127.0.0.1:10911", 0, "T1", "T2")); resp.Code != codec.Success {
+	if resp := plain.Call(registerFrame(t, 1, "c1", "broker-a", "127.0.0.1:10911", 0, "T1", "T2")); resp.Code != codec.Success {
 		t.Fatalf("register: %d %s", resp.Code, resp.Remark)
 	}
 	secure, err := dialTLSWire(t, s.Addr(), &tls.Config{RootCAs: ca.Pool()})
@@ -220,9 +170,9 @@ func TestTLSRouteAnswerIsTheSameAsPlaintext(t *testing.T) {
 	for _, version := range []int32{317, 479} {
 		req := request(codec.GetRouteInfoByTopic, 42, "topic", "T1")
 		req.Version = version
-		plain.send(req)
-		secure.send(req)
-		a, b := readFrame(t, plain.nc), readFrame(t, secure.nc)
+		plain.Send(req)
+		secure.Send(req)
+		a, b := recvRaw(t, plain), recvRaw(t, secure)
 		if !bytes.Equal(a, b) {
 			t.Fatalf("version %d: route over TLS differs:\nplain %q\ntls   %q", version, a, b)
 		}
@@ -240,112 +190,36 @@ func servedSerial(t *testing.T, s *Server, ca *tlstest.CA) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.nc.Close()
+	defer w.NC.Close()
 	if !served(w, 9) {
 		t.Fatal("TLS client not served")
 	}
-	return w.nc.(*tls.Conn).ConnectionState().PeerCertificates[0].SerialNumber.Int64()
+	return w.NC.(*tls.Conn).ConnectionState().PeerCertificates[0].SerialNumber.Int64()
 }
 
+// A reload reaches the listener: the next handshake gets the new
+// certificate (core/certs tests the reload rules themselves).
 func TestTLSCertificateReload(t *testing.T) {
-	ca := newTestCA(t, "ca")
-	files := newTLSFiles(t, ca, 100)
-	s, logs := startHooked(t, tlsConfig(t, "permissive", files), nil)
+	ca := tlstest.NewCA(t, "ca")
+	files := ca.Files(t, 100)
+	s, _ := startHooked(t, tlsConfig(t, "permissive", files), nil)
 	if got := servedSerial(t, s, ca); got != 100 {
 		t.Fatalf("serial %d, want 100", got)
 	}
-	existing, err := dialTLSWire(t, s.Addr(), &tls.Config{RootCAs: ca.Pool()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !served(existing, 1) {
-		t.Fatal("existing connection not served")
-	}
-
-	// Half a rotation: the new certificate does not match the old key.
-	// It does not load, and the old certificate keeps being served.
-	cert2, key2, k2 := ca.Issue(t, 200, false, nil)
-	writeAtomic(t, files.cert, cert2)
-	s.tls.poll()
-	if got := servedSerial(t, s, ca); got != 100 {
-		t.Fatalf("after a certificate without its key: serial %d, want 100", got)
-	}
-	if !bytes.Contains([]byte(logs.String()), []byte("does not load")) {
-		t.Fatalf("no log line for material that does not load:\n%s", logs)
-	}
-
-	writeAtomic(t, files.key, key2)
-	s.tls.poll()
+	cert, key, _ := ca.Issue(t, 200, false, nil)
+	tlstest.WriteAtomic(t, files.Cert, cert)
+	tlstest.WriteAtomic(t, files.Key, key)
+	s.tls.Poll()
 	if got := servedSerial(t, s, ca); got != 200 {
 		t.Fatalf("after rotating certificate and key: serial %d, want 200", got)
 	}
-
-	// A renewal that keeps the key (which Java never picks up).
-	cert3, _, _ := ca.Issue(t, 300, false, k2)
-	writeAtomic(t, files.cert, cert3)
-	s.tls.poll()
-	if got := servedSerial(t, s, ca); got != 300 {
-		t.Fatalf("after renewing with the same key: serial %d, want 300", got)
-	}
-
-	if !served(existing, 2) {
-		t.Fatal("connection made before the reloads stopped working")
-	}
-	if got := existing.nc.(*tls.Conn).ConnectionState().PeerCertificates[0].SerialNumber.Int64(); got != 100 {
-		t.Fatalf("existing connection's certificate changed to %d", got)
-	}
 }
 
-// A changed trust file applies to the next handshake: a client trusted only
-// by the new file gets in after the reload.
-func TestTLSTrustReload(t *testing.T) {
-	ca, next := newTestCA(t, "ca"), newTestCA(t, "next")
-	s, files := startMutualTLS(t, ca)
-	clientCfg := &tls.Config{RootCAs: ca.Pool(), Certificates: []tls.Certificate{next.Pair(t, 99, true)}}
-	if w, err := dialTLSWire(t, s.Addr(), clientCfg); err == nil && served(w, 1) {
-		t.Fatal("client of an untrusted CA served")
+func recvRaw(t *testing.T, w *remotingtest.Wire) []byte {
+	t.Helper()
+	b, err := w.RecvRaw()
+	if err != nil {
+		t.Fatal(err)
 	}
-	writeAtomic(t, files.trust, next.PEM)
-	s.tls.poll()
-	w, err := dialTLSWire(t, s.Addr(), clientCfg)
-	if err != nil || !served(w, 2) {
-		t.Fatalf("client of the newly trusted CA not served (dial error %v)", err)
-	}
-}
-
-// tls.config.file overrides the certificate paths, as in Java.
-func TestTLSConfigFile(t *testing.T) {
-	ca := newTestCA(t, "ca")
-	files := newTLSFiles(t, ca, 7)
-	props := filepath.Join(files.dir, "tls.properties")
-	text := "tls.server.certPath=" + files.cert + "\ntls.server.keyPath=" + files.key + "\ntls.server.mode=disabled\n"
-	writeAtomic(t, props, []byte(text))
-	cfg := testConfig(t)
-	cfg.TLSServerMode = "enforcing"
-	cfg.TLSConfigFile = props
-	s, _ := startHooked(t, cfg, nil)
-	if s.tls == nil || s.tls.mode != config.TLSEnforcing {
-		t.Fatal("tls.config.file must not change the mode")
-	}
-	if got := servedSerial(t, s, ca); got != 7 {
-		t.Fatalf("serial %d, want 7 from the file's certificate", got)
-	}
-}
-
-func TestTLSBadMaterialStopsStart(t *testing.T) {
-	ca := newTestCA(t, "ca")
-	files := newTLSFiles(t, ca, 2)
-	f := func(mutate func(*config.Config), want string) {
-		t.Helper()
-		cfg := tlsConfig(t, "permissive", files)
-		mutate(cfg)
-		_, err := New(cfg, nil)
-		if err == nil || !bytes.Contains([]byte(err.Error()), []byte(want)) {
-			t.Errorf("New: %v, want an error containing %q", err, want)
-		}
-	}
-	f(func(c *config.Config) { c.TLSServerKeyPath = c.TLSServerCertPath }, "tls.server.certPath")
-	f(func(c *config.Config) { c.TLSServerCertPath = filepath.Join(files.dir, "missing.pem") }, "missing.pem")
-	f(func(c *config.Config) { c.TLSServerCertPath = "" }, "needs tls.server.certPath")
-	f(func(c *config.Config) { c.TLSServerTrustCertPath = c.TLSServerKeyPath }, "no PEM certificate")
+	return b
 }

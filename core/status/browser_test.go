@@ -1,5 +1,6 @@
 // The status page in a real headless browser (Debian's chromium package);
 // skipped where none is installed.
+
 package status
 
 import (

@@ -1,4 +1,5 @@
 // The status page's HTML template.
+
 package status
 
 // pageHTML is rendered by html/template, which escapes every value for the

@@ -1,6 +1,6 @@
-// Package status renders the NameServer's human status page: clusters,
-// brokers with their addresses, roles and heartbeat ages, topic counts, and a
-// topic's route on request. Server-rendered HTML, no JavaScript.
+// status.go holds the handler: the page's data and its rendering as HTML
+// or JSON.
+
 package status
 
 import (

@@ -1,5 +1,6 @@
 // Tests of the status page's HTML and JSON against a route table driven by
 // a fake clock.
+
 package status
 
 import (

@@ -1,7 +1,5 @@
-// Package tlstest makes certificate authorities and certificates for tests
-// of the TLS paths (the server's modes and reloads, the client's dial,
-// nsadmin's flags): ECDSA P-256, valid from an hour ago for a day, leaves
-// for 127.0.0.1. Nothing touches disk unless a test writes the PEM itself.
+// tlstest.go holds CA and the certificates and keys it issues.
+
 package tlstest
 
 import (
@@ -14,6 +12,8 @@ import (
 	"encoding/pem"
 	"math/big"
 	"net"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -108,4 +108,36 @@ func (ca *CA) Pair(t testing.TB, serial int64, client bool) tls.Certificate {
 		t.Fatal(err)
 	}
 	return pair
+}
+
+// WriteAtomic replaces path's content in one rename, as a certificate
+// rotation tool does.
+func WriteAtomic(t testing.TB, path string, b []byte) {
+	t.Helper()
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Files are a server certificate, its key and a trust file (the CA's) in
+// a directory of the test's.
+type Files struct {
+	Dir, Cert, Key, Trust string
+}
+
+// Files writes a server leaf of ca with serial, its key and ca's
+// certificate as the trust file.
+func (ca *CA) Files(t testing.TB, serial int64) Files {
+	t.Helper()
+	dir := t.TempDir()
+	f := Files{Dir: dir, Cert: filepath.Join(dir, "server.pem"), Key: filepath.Join(dir, "server.key"), Trust: filepath.Join(dir, "ca.pem")}
+	c, k, _ := ca.Issue(t, serial, false, nil)
+	WriteAtomic(t, f.Cert, c)
+	WriteAtomic(t, f.Key, k)
+	WriteAtomic(t, f.Trust, ca.PEM)
+	return f
 }

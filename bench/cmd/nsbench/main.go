@@ -1,6 +1,5 @@
-// Command nsbench is the NameServer load generator: it drives any
-// NameServer on a loopback address (rocketns or Java's) or one started in
-// process, and prints a table or JSON.
+// main.go holds nsbench's flags and runs the scenario they name.
+
 package main
 
 import (

@@ -1,0 +1,291 @@
+// server.go holds the admin listener: its registrations, its handler and
+// its lifecycle.
+
+package adminhttp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+)
+
+// DefaultWriteTimeout bounds writing one admin answer, so a client that
+// stops reading cannot hold a goroutine and its connection, nor the
+// listener's shutdown, for ever.
+const DefaultWriteTimeout = 30 * time.Second
+
+// Options configure an admin listener.
+type Options struct {
+	// Addr is the host:port to listen on; "" means no listener (Handler
+	// still serves, for embedding).
+	Addr string
+	// Log receives the listener's lines; nil is slog.Default().
+	Log *slog.Logger
+	// WriteTimeout replaces DefaultWriteTimeout when set.
+	WriteTimeout time.Duration
+}
+
+// Server is one admin listener and what is registered with it. Register
+// everything before Listen; the handler is built then.
+type Server struct {
+	opts Options
+	log  *slog.Logger
+
+	mu         sync.Mutex
+	sections   []section
+	collectors []func(io.Writer)
+	ready      []check
+	healthy    []check
+	profiles   http.Handler
+
+	ln   net.Listener
+	srv  *http.Server
+	done chan struct{} // closed when Serve returned
+}
+
+type section struct {
+	pattern string
+	h       http.Handler
+}
+
+// check is a readiness or health check: "" when it passes, else why not.
+type check struct {
+	name string
+	fn   func() string
+}
+
+// New makes an admin listener; nothing is bound until Listen.
+func New(o Options) *Server {
+	s := &Server{opts: o, log: o.Log}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	return s
+}
+
+// Handle adds a section: h serves pattern (a net/http ServeMux pattern,
+// "GET /rocketmq/nsaddr" or "/"). /metrics, /healthz, /readyz and
+// /debug/pprof/ are the listener's own.
+func (s *Server) Handle(pattern string, h http.Handler) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sections = append(s.sections, section{pattern, h})
+}
+
+// Collect adds a metrics collector: write is called on every scrape and
+// writes Prometheus text format. Collectors are written in the order
+// added, then the build information and the Go runtime and process
+// metrics.
+func (s *Server) Collect(write func(w io.Writer)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.collectors = append(s.collectors, write)
+}
+
+// Ready adds a readiness check: fn returns "" when ready, else why not.
+// /readyz is 200 only when every check passes, and otherwise 503 with the
+// first failing check's reason.
+func (s *Server) Ready(name string, fn func() string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ready = append(s.ready, check{name, fn})
+}
+
+// Healthy adds a liveness check, composed into /healthz as Ready's are
+// into /readyz. With none, /healthz answers ok while the process serves.
+func (s *Server) Healthy(name string, fn func() string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.healthy = append(s.healthy, check{name, fn})
+}
+
+// ServeProfiles has the listener also serve h (the net/http/pprof
+// endpoints) under /debug/pprof/. The write timeout applies to h: an
+// endpoint that streams for longer must extend its own write deadline, as
+// net/http/pprof's do for ?seconds=.
+func (s *Server) ServeProfiles(h http.Handler) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.profiles = h
+}
+
+// Readiness is why the process is not ready, "" when every readiness check
+// passes: what /readyz reports, for a gauge or a log line.
+func (s *Server) Readiness() string {
+	s.mu.Lock()
+	checks := s.ready
+	s.mu.Unlock()
+	return firstFailing(checks)
+}
+
+func firstFailing(checks []check) string {
+	for _, c := range checks {
+		if why := c.fn(); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// Handler serves every endpoint. The listener serves it; it is exported for
+// embedding the endpoints in another server.
+func (s *Server) Handler() http.Handler {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	mux := http.NewServeMux()
+	collectors, ready, healthy := s.collectors, s.ready, s.healthy
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		for _, c := range collectors {
+			c(w)
+		}
+		writeBuildInfo(w)
+		metrics.WriteProcessMetrics(w)
+	})
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		if why := firstFailing(healthy); why != "" {
+			WriteText(w, http.StatusServiceUnavailable, "unhealthy: "+why+"\n")
+			return
+		}
+		WriteText(w, http.StatusOK, "ok\n")
+	})
+	// 200 only when route queries (or whatever the process serves) get
+	// real answers: probes that take a process out of rotation use it
+	// during start and shutdown.
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if why := firstFailing(ready); why != "" {
+			WriteText(w, http.StatusServiceUnavailable, "not ready: "+why+"\n")
+			return
+		}
+		WriteText(w, http.StatusOK, "ready\n")
+	})
+	if s.profiles != nil {
+		mux.Handle("/debug/pprof/", s.profiles)
+	}
+	for _, sec := range s.sections {
+		mux.Handle(sec.pattern, sec.h)
+	}
+	return mux
+}
+
+// WriteText answers a short plain-text body that no cache keeps.
+func WriteText(w http.ResponseWriter, code int, text string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_, _ = w.Write([]byte(text))
+}
+
+// Addr is the address the listener is bound to, "" when there is none or
+// before Listen (useful with port 0).
+func (s *Server) Addr() string {
+	if s.ln == nil {
+		return ""
+	}
+	return s.ln.Addr().String()
+}
+
+// Listen binds Options.Addr; it does nothing when Addr is empty. Binding
+// apart from serving lets a taken port fail start-up cheaply.
+func (s *Server) Listen() error {
+	addr := strings.TrimSpace(s.opts.Addr)
+	if addr == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("admin listen %s: %w", addr, err)
+	}
+	s.ln = ln
+	return nil
+}
+
+// Serve serves the bound listener on a goroutine of its own; endpoints
+// names what the line logged says is served.
+func (s *Server) Serve(endpoints string) {
+	if s.ln == nil {
+		return
+	}
+	writeTimeout := DefaultWriteTimeout
+	if s.opts.WriteTimeout > 0 {
+		writeTimeout = s.opts.WriteTimeout
+	}
+	// The write timeout holds for the profiles too: those that run for a
+	// requested time (?seconds= of a CPU profile, a trace or a delta
+	// profile) push their own connection's deadline out by that time
+	// through http.ResponseController, which net/http/pprof does itself.
+	s.srv = &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    16 << 10,
+	}
+	s.done = make(chan struct{})
+	go func() {
+		defer close(s.done)
+		if err := s.srv.Serve(s.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("admin listener stopped; metrics and probes are unavailable", "addr", s.ln.Addr().String(), "err", err)
+		}
+	}()
+	s.log.Info("admin listener serving "+endpoints, "addr", s.ln.Addr().String(), "pprof", s.profiles != nil)
+	if s.profiles != nil && !isLoopback(s.ln.Addr()) {
+		s.log.Warn("pprof is served on an admin listener beyond loopback: profiles reveal the server's internals",
+			"addr", s.ln.Addr().String(), "setting", "adminListen")
+	}
+}
+
+func isLoopback(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
+}
+
+// Shutdown stops the listener, letting answers in progress finish until
+// ctx ends.
+func (s *Server) Shutdown(ctx context.Context) error {
+	if s.srv == nil {
+		if s.ln == nil {
+			return nil
+		}
+		err := s.ln.Close() // bound, never served
+		s.ln = nil
+		return err
+	}
+	if err := s.srv.Shutdown(ctx); err != nil {
+		s.srv.Close()
+		return fmt.Errorf("stop admin listener: %w", err)
+	}
+	<-s.done
+	return nil
+}
+
+// writeBuildInfo writes the build_info gauge: the main module's version as
+// the Go toolchain stamped it ("(devel)" for a build from a work tree).
+func writeBuildInfo(w io.Writer) {
+	version, goVersion := "unknown", runtime.Version()
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			version = bi.Main.Version
+		}
+		goVersion = bi.GoVersion
+	}
+	fmt.Fprintf(w, "rocketns_build_info{version=\"%s\",go_version=\"%s\"} 1\n", LabelValue(version), LabelValue(goVersion))
+}
+
+// LabelValue escapes a Prometheus label value.
+func LabelValue(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
+}

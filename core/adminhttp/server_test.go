@@ -1,0 +1,204 @@
+// server_test.go checks the admin listener: composed /readyz and /healthz,
+// collectors and sections, profiles only when asked, a taken port, and
+// that a client which stops reading holds neither its handler nor the
+// shutdown.
+
+package adminhttp
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rocketns/rocketns/pprof"
+)
+
+var quietLog = slog.New(slog.DiscardHandler)
+
+func get(t *testing.T, h http.Handler, path string) (int, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+	return rec.Code, rec.Body.String()
+}
+
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	c := &http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+// Two servers of one process register their checks; /readyz passes only
+// when both do and names the first that does not.
+func TestReadinessComposes(t *testing.T) {
+	s := New(Options{Log: quietLog})
+	namesrv, controller := "", "no raft leader"
+	s.Ready("namesrv", func() string { return namesrv })
+	s.Ready("controller", func() string { return controller })
+	f := func(wantCode int, wantBody string) {
+		t.Helper()
+		if code, body := get(t, s.Handler(), "/readyz"); code != wantCode || body != wantBody {
+			t.Fatalf("readyz %d %q, want %d %q", code, body, wantCode, wantBody)
+		}
+	}
+	f(503, "not ready: no raft leader\n")
+	namesrv = "shutting down"
+	f(503, "not ready: shutting down\n")
+	if why := s.Readiness(); why != "shutting down" {
+		t.Fatalf("Readiness %q", why)
+	}
+	namesrv, controller = "", ""
+	f(200, "ready\n")
+	if code, body := get(t, s.Handler(), "/healthz"); code != 200 || body != "ok\n" {
+		t.Fatalf("healthz without checks: %d %q", code, body)
+	}
+	s.Healthy("disk", func() string { return "kv file unwritable" })
+	if code, body := get(t, s.Handler(), "/healthz"); code != 503 || body != "unhealthy: kv file unwritable\n" {
+		t.Fatalf("healthz with a failing check: %d %q", code, body)
+	}
+}
+
+func TestCollectorsAndSections(t *testing.T) {
+	s := New(Options{Log: quietLog})
+	s.Collect(func(w io.Writer) { fmt.Fprintln(w, "first_total 1") })
+	s.Collect(func(w io.Writer) { fmt.Fprintln(w, "second_total 2") })
+	s.Handle("GET /rocketmq/nsaddr", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		WriteText(w, 200, "10.0.0.1:9876")
+	}))
+	code, body := get(t, s.Handler(), "/metrics")
+	first, second := strings.Index(body, "first_total 1"), strings.Index(body, "second_total 2")
+	if code != 200 || first < 0 || second < first {
+		t.Fatalf("metrics %d, collectors at %d and %d:\n%.300s", code, first, second, body)
+	}
+	for _, want := range []string{`rocketns_build_info{version="`, "go_goroutines ", "process_resident_memory_bytes "} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	if code, body := get(t, s.Handler(), "/rocketmq/nsaddr"); code != 200 || body != "10.0.0.1:9876" {
+		t.Fatalf("section %d %q", code, body)
+	}
+	// Profiles only when asked for.
+	if code, body := get(t, s.Handler(), "/debug/pprof/cmdline"); code == 200 && strings.Contains(body, ".test") {
+		t.Fatal("pprof served without ServeProfiles")
+	}
+	s.ServeProfiles(pprof.Handler())
+	if code, _ := get(t, s.Handler(), "/debug/pprof/cmdline"); code != 200 {
+		t.Fatalf("pprof cmdline %d after ServeProfiles", code)
+	}
+}
+
+func TestListenServeShutdown(t *testing.T) {
+	s := New(Options{Addr: "127.0.0.1:0", Log: quietLog})
+	if s.Addr() != "" {
+		t.Fatal("an address before Listen")
+	}
+	if err := s.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	taken := New(Options{Addr: s.Addr(), Log: quietLog})
+	if err := taken.Listen(); err == nil || !strings.Contains(err.Error(), "admin listen") {
+		t.Fatalf("Listen on a taken port: %v", err)
+	}
+	s.Serve("/healthz")
+	addr := s.Addr()
+	if code, _ := httpGet(t, "http://"+addr+"/healthz"); code != 200 {
+		t.Fatalf("healthz %d", code)
+	}
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c := &http.Client{Timeout: 2 * time.Second}
+	if resp, err := c.Get("http://" + addr + "/healthz"); err == nil {
+		resp.Body.Close()
+		t.Fatal("admin listener still serving after Shutdown")
+	}
+	// Without an address there is nothing to bind or stop.
+	none := New(Options{Log: quietLog})
+	if err := none.Listen(); err != nil || none.Addr() != "" {
+		t.Fatalf("Listen without an address: %v %q", err, none.Addr())
+	}
+	none.Serve("")
+	if err := none.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// owned is a listener serving profiles with a write timeout, that the test
+// shuts down itself; the cleanup only covers a failure before that.
+func owned(t *testing.T, profiles http.Handler, writeTimeout time.Duration) *Server {
+	t.Helper()
+	s := New(Options{Addr: "127.0.0.1:0", Log: quietLog, WriteTimeout: writeTimeout})
+	s.ServeProfiles(profiles)
+	if err := s.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	s.Serve("test")
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.Shutdown(ctx)
+	})
+	return s
+}
+
+// With profiles served, an admin answer still has a write timeout: a
+// client that never reads does not pin the handler, nor Shutdown. The
+// stand-in endpoint writes without end and does not ask for more time.
+func TestClientThatNeverReadsHoldsNothing(t *testing.T) {
+	writeErr := make(chan error, 1)
+	endless := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		chunk := make([]byte, 64<<10)
+		for {
+			if _, err := w.Write(chunk); err != nil {
+				writeErr <- err
+				return
+			}
+		}
+	})
+	s := owned(t, endless, 200*time.Millisecond)
+	nc, err := net.DialTimeout("tcp", s.Addr(), 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if _, err := fmt.Fprintf(nc, "GET /debug/pprof/endless HTTP/1.1\r\nHost: admin\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-writeErr:
+	case <-time.After(10 * time.Second):
+		t.Fatal("an admin client that never reads holds its handler: the admin listener has no write timeout")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+}
+
+// The profiles that run for a requested time still work when that time is
+// longer than the write timeout.
+func TestProfileMayOutlastTheWriteTimeout(t *testing.T) {
+	s := owned(t, pprof.Handler(), time.Second)
+	code, body := httpGet(t, "http://"+s.Addr()+"/debug/pprof/allocs?seconds=2")
+	if code != http.StatusOK || len(body) == 0 {
+		t.Fatalf("a 2s profile under a 1s write timeout: status %d, %d bytes: %.200s", code, len(body), body)
+	}
+}
