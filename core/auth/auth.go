@@ -1,8 +1,9 @@
-// Package auth decides whether a NameServer request may be served: which
-// request codes are protected, the roles of configured accounts, the RocketMQ
-// ACL signature (the HMAC-SHA1 scheme the official clients already use with
-// credentials) and source-address allowlists. It is pure logic: the server
-// hands it a decoded request and the peer address and acts on the answer.
+// Package auth decides whether a request may be served: the classes of
+// request codes and the roles that may send each, the accounts, the
+// RocketMQ ACL signature (the HMAC-SHA1 scheme the official clients already
+// use with credentials) and source-address allowlists. It is pure logic:
+// the server hands it a decoded request, its code's class and the peer
+// address, and acts on the answer.
 package auth
 
 import (
@@ -10,7 +11,10 @@ import (
 	"strings"
 )
 
-// Class groups request codes by what serving them risks.
+// Class groups request codes by what serving them risks. The server that
+// serves a code gives it its class (the NameServer's code table does); a
+// code it does not serve is open: it is answered "not supported" whoever
+// sends it.
 type Class uint8
 
 const (
@@ -47,39 +51,6 @@ func (c Class) String() string {
 		return "config-read"
 	}
 	return "unknown"
-}
-
-// Request codes, repeated here as plain numbers so the table below reads
-// like the protocol reference.
-const (
-	codePutKV            = 100
-	codeDeleteKV         = 102
-	codeRegisterBroker   = 103
-	codeUnregisterBroker = 104
-	codeWipeWritePerm    = 205
-	codeDeleteTopic      = 216
-	codeRegisterTopic    = 217
-	codeUpdateConfig     = 318
-	codeGetConfig        = 319
-	codeQueryDataVersion = 322
-	codeAddWritePerm     = 327
-	codeBrokerHeartbeat  = 904
-)
-
-// ClassOf is the class of a request code. Codes the NameServer does not
-// serve are open: they are answered "not supported" whoever sends them.
-func ClassOf(code int32) Class {
-	switch code {
-	case codePutKV, codeDeleteKV, codeWipeWritePerm, codeAddWritePerm, codeDeleteTopic, codeUpdateConfig:
-		return ClassAdmin
-	case codeUnregisterBroker, codeRegisterTopic:
-		return ClassBrokerWrite
-	case codeGetConfig:
-		return ClassConfigRead
-	case codeRegisterBroker, codeQueryDataVersion, codeBrokerHeartbeat:
-		return ClassBrokerReport
-	}
-	return ClassOpen
 }
 
 // Role is what an account may do.

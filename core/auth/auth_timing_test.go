@@ -8,7 +8,7 @@ func BenchmarkCheckOpenCode(b *testing.B) {
 	req := signed(105, "", "", "", "topic", "TopicTest")
 	b.ReportAllocs()
 	for b.Loop() {
-		if p.Check(req, "10.0.0.1:40000") != nil {
+		if p.Check(ClassOpen, req, "10.0.0.1:40000") != nil {
 			b.Fatal("refused")
 		}
 	}
@@ -20,7 +20,7 @@ func BenchmarkCheckSignedAdmin(b *testing.B) {
 	req := signed(100, "admin-key", "admin-secret", "", "namespace", "ORDER_TOPIC_CONFIG", "key", "TopicTest", "value", "broker-a:4")
 	b.ReportAllocs()
 	for b.Loop() {
-		if p.Check(req, "10.0.0.1:40000") != nil {
+		if p.Check(ClassAdmin, req, "10.0.0.1:40000") != nil {
 			b.Fatal("refused")
 		}
 	}

@@ -27,9 +27,6 @@ type Options struct {
 	// AllowFrom, when not empty, admits protected codes only from peers in
 	// these networks (adminAllowCIDRs).
 	AllowFrom []netip.Prefix
-	// Classify overrides ClassOf, to protect more codes than the default
-	// table (nil: ClassOf).
-	Classify func(code int32) Class
 }
 
 // Policy answers, for one request, serve or refuse. It is immutable once
@@ -38,7 +35,6 @@ type Policy struct {
 	signatures bool
 	brokers    bool
 	allowFrom  []netip.Prefix
-	classify   func(int32) Class
 	accounts   map[string]account
 }
 
@@ -54,11 +50,7 @@ func New(o Options) (*Policy, error) {
 		signatures: o.Signatures,
 		brokers:    o.BrokerRegistration,
 		allowFrom:  append([]netip.Prefix(nil), o.AllowFrom...),
-		classify:   o.Classify,
 		accounts:   make(map[string]account, len(o.Accounts)),
-	}
-	if p.classify == nil {
-		p.classify = ClassOf
 	}
 	var errs []error
 	for _, a := range o.Accounts {
@@ -84,9 +76,10 @@ func New(o Options) (*Policy, error) {
 // Enabled reports whether the policy can refuse anything.
 func (p *Policy) Enabled() bool { return p.signatures || len(p.allowFrom) > 0 }
 
-// Protected reports whether code is checked under this policy.
-func (p *Policy) Protected(code int32) bool {
-	switch p.classify(code) {
+// Protected reports whether a code of class c is checked under this
+// policy.
+func (p *Policy) Protected(c Class) bool {
+	switch c {
 	case ClassOpen:
 		return false
 	case ClassBrokerReport:
@@ -95,14 +88,12 @@ func (p *Policy) Protected(code int32) bool {
 	return true
 }
 
-// Check returns nil when req may be served to peer (host:port as
-// net.Addr.String writes it), or a *Denial saying why not. Open codes
-// return at once without looking at the request, so the route path costs a
-// switch and allocates nothing. The address is checked before the
-// signature: it is cheaper, and a peer outside the allowlist learns nothing
-// about accounts.
-func (p *Policy) Check(req *codec.Command, peer string) error {
-	class := p.classify(req.Code)
+// Check returns nil when req, of class, may be served to peer (host:port
+// as net.Addr.String writes it), or a *Denial saying why not. Open codes
+// return at once without looking at the request, so they cost a switch
+// and allocate nothing. The address is checked before the signature: it is
+// cheaper, and a peer outside the allowlist learns nothing about accounts.
+func (p *Policy) Check(class Class, req *codec.Command, peer string) error {
 	switch {
 	case class == ClassOpen:
 		return nil

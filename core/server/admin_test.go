@@ -17,6 +17,7 @@ import (
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/codec/body"
 	"github.com/rocketns/rocketns/core/config"
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 )
 
 // adminConfig is testConfig with the config file in a scratch directory.
@@ -66,19 +67,19 @@ func mustOK(t *testing.T, resp *codec.Command, what string) *codec.Command {
 }
 
 // twoClusters registers broker-a (c1) and broker-b (c2) with unit topics.
-func twoClusters(t *testing.T, w *wire) {
+func twoClusters(t *testing.T, w *remotingtest.Wire) {
 	t.Helper()
 	a := brokerReg{cluster: "c1", name: "broker-a", addr: "127.0.0.1:10911", counter: 1, topics: []body.TopicConfig{
 		topicCfg("T", 4, 7, 0), topicCfg("A", 4, 6, 0), topicCfg("UNIT", 4, 6, 1), topicCfg("SUB", 4, 6, 2), topicCfg("BOTH", 4, 6, 3)}}
 	b := brokerReg{cluster: "c2", name: "broker-b", addr: "127.0.0.1:10921", counter: 1, topics: []body.TopicConfig{
 		topicCfg("T", 8, 6, 0), topicCfg("B", 4, 6, 0)}}
-	mustOK(t, w.call(a.frame(t, 1)), "register a")
-	mustOK(t, w.call(b.frame(t, 2)), "register b")
+	mustOK(t, w.Call(a.frame(t, 1)), "register a")
+	mustOK(t, w.Call(b.frame(t, 2)), "register b")
 }
 
-func routeOf(t *testing.T, w *wire, opaque int32, topic string, ext ...string) *body.TopicRoute {
+func routeOf(t *testing.T, w *remotingtest.Wire, opaque int32, topic string, ext ...string) *body.TopicRoute {
 	t.Helper()
-	resp := mustOK(t, w.call(request(codec.GetRouteInfoByTopic, opaque, append([]string{"topic", topic}, ext...)...)), "route "+topic)
+	resp := mustOK(t, w.Call(request(codec.GetRouteInfoByTopic, opaque, append([]string{"topic", topic}, ext...)...)), "route "+topic)
 	r, err := body.DecodeTopicRoute(resp.Body)
 	if err != nil {
 		t.Fatal(err)
@@ -96,10 +97,10 @@ func permOf(r *body.TopicRoute, broker string) int32 {
 }
 
 func TestWriteWipeAndAddOverTheWire(t *testing.T) {
-	s, _ := startServer(t, adminConfig(t), nil)
+	s, _ := startServer(t, adminConfig(t))
 	w := dialWire(t, s.Addr())
 	twoClusters(t, w)
-	resp := mustOK(t, w.call(request(codec.WipeWritePermOfBroker, 3, "brokerName", "broker-a")), "wipe")
+	resp := mustOK(t, w.Call(request(codec.WipeWritePermOfBroker, 3, "brokerName", "broker-a")), "wipe")
 	if v, _ := resp.ExtValue("wipeTopicCount"); v != "5" || len(resp.Body) != 0 {
 		t.Fatalf("wipe: ext %v body %q", resp.Ext, resp.Body)
 	}
@@ -107,28 +108,28 @@ func TestWriteWipeAndAddOverTheWire(t *testing.T) {
 	if permOf(r, "broker-a") != 5 || permOf(r, "broker-b") != 6 {
 		t.Fatalf("after wipe: %+v", r.QueueDatas)
 	}
-	resp = mustOK(t, w.call(request(codec.AddWritePermOfBroker, 5, "brokerName", "broker-a")), "add")
+	resp = mustOK(t, w.Call(request(codec.AddWritePermOfBroker, 5, "brokerName", "broker-a")), "add")
 	if v, _ := resp.ExtValue("addTopicCount"); v != "5" {
 		t.Fatalf("add: ext %v", resp.Ext)
 	}
 	if p := permOf(routeOf(t, w, 6, "T"), "broker-a"); p != 6 {
 		t.Fatalf("after add: perm %d (5.x sets exactly read|write)", p)
 	}
-	resp = mustOK(t, w.call(request(codec.WipeWritePermOfBroker, 7, "brokerName", "nope")), "wipe unknown")
+	resp = mustOK(t, w.Call(request(codec.WipeWritePermOfBroker, 7, "brokerName", "nope")), "wipe unknown")
 	if v, _ := resp.ExtValue("wipeTopicCount"); v != "0" {
 		t.Fatalf("unknown broker: %v", resp.Ext)
 	}
-	if resp := w.call(request(codec.AddWritePermOfBroker, 8)); resp.Code != codec.SystemError || !strings.Contains(resp.Remark, "brokerName") {
+	if resp := w.Call(request(codec.AddWritePermOfBroker, 8)); resp.Code != codec.SystemError || !strings.Contains(resp.Remark, "brokerName") {
 		t.Fatalf("missing brokerName: %d %q", resp.Code, resp.Remark)
 	}
 }
 
 func TestTopicListsOverTheWire(t *testing.T) {
-	s, _ := startServer(t, adminConfig(t), nil)
+	s, _ := startServer(t, adminConfig(t))
 	w := dialWire(t, s.Addr())
 	f := func(req *codec.Command, want string) {
 		t.Helper()
-		resp := w.call(req)
+		resp := w.Call(req)
 		if resp.Code != codec.Success || string(resp.Body) != want || resp.HasExt {
 			t.Fatalf("code %d: got %d %q ext=%v, want %s", req.Code, resp.Code, resp.Body, resp.HasExt, want)
 		}
@@ -150,10 +151,10 @@ func TestTopicListsOverTheWire(t *testing.T) {
 		`{"brokerMemberGroup":{"brokerAddrs":{},"brokerName":"nosuch","cluster":"c"}}`)
 
 	// The switches, changed at run time.
-	mustOK(t, w.call(configUpdate(13, "enableAllTopicList=false\nenableTopicList=false\n")), "disable lists")
+	mustOK(t, w.Call(configUpdate(13, "enableAllTopicList=false\nenableTopicList=false\n")), "disable lists")
 	for i, code := range []int32{codec.GetAllTopicListFromNameServer, codec.GetTopicsByCluster, codec.GetUnitTopicList,
 		codec.GetHasUnitSubTopicList, codec.GetHasUnitSubUnUnitTopicList} {
-		resp := w.call(request(code, int32(20+i), "cluster", "c1"))
+		resp := w.Call(request(code, int32(20+i), "cluster", "c1"))
 		if resp.Code != codec.SystemError || resp.Remark != "disable" || len(resp.Body) != 0 {
 			t.Fatalf("code %d disabled: %d %q", code, resp.Code, resp.Remark)
 		}
@@ -163,22 +164,22 @@ func TestTopicListsOverTheWire(t *testing.T) {
 }
 
 func TestDeleteAndRegisterTopicOverTheWire(t *testing.T) {
-	s, _ := startServer(t, adminConfig(t), nil)
+	s, _ := startServer(t, adminConfig(t))
 	w := dialWire(t, s.Addr())
 	twoClusters(t, w)
-	mustOK(t, w.call(request(codec.DeleteTopicInNamesrv, 3, "topic", "T", "clusterName", "c2")), "delete in c2")
+	mustOK(t, w.Call(request(codec.DeleteTopicInNamesrv, 3, "topic", "T", "clusterName", "c2")), "delete in c2")
 	if r := routeOf(t, w, 4, "T"); len(r.QueueDatas) != 1 || r.QueueDatas[0].BrokerName != "broker-a" {
 		t.Fatalf("after delete in c2: %+v", r.QueueDatas)
 	}
-	mustOK(t, w.call(request(codec.DeleteTopicInNamesrv, 5, "topic", "T", "clusterName", "  ")), "delete everywhere")
-	if resp := w.call(request(codec.GetRouteInfoByTopic, 6, "topic", "T")); resp.Code != codec.TopicNotExist {
+	mustOK(t, w.Call(request(codec.DeleteTopicInNamesrv, 5, "topic", "T", "clusterName", "  ")), "delete everywhere")
+	if resp := w.Call(request(codec.GetRouteInfoByTopic, 6, "topic", "T")); resp.Code != codec.TopicNotExist {
 		t.Fatalf("deleted topic still routed: %d", resp.Code)
 	}
-	mustOK(t, w.call(request(codec.DeleteTopicInNamesrv, 7, "topic", "nosuch")), "delete unknown")
+	mustOK(t, w.Call(request(codec.DeleteTopicInNamesrv, 7, "topic", "nosuch")), "delete unknown")
 
 	reg := request(codec.RegisterTopicInNamesrv, 8, "topic", "N")
 	reg.Body = []byte(`{"brokerDatas":[],"filterServerTable":{},"queueDatas":[{"brokerName":"broker-b","perm":6,"readQueueNums":8,"topicSysFlag":0,"writeQueueNums":8}]}`)
-	if resp := mustOK(t, w.call(reg), "register topic"); resp.HasExt || len(resp.Body) != 0 {
+	if resp := mustOK(t, w.Call(reg), "register topic"); resp.HasExt || len(resp.Body) != 0 {
 		t.Fatalf("register topic answer: ext %v body %q", resp.Ext, resp.Body)
 	}
 	if r := routeOf(t, w, 9, "N"); len(r.QueueDatas) != 1 || r.QueueDatas[0].ReadQueueNums != 8 {
@@ -187,16 +188,16 @@ func TestDeleteAndRegisterTopicOverTheWire(t *testing.T) {
 	// An unknown broker group: a new topic is not created, SUCCESS anyway.
 	reg = request(codec.RegisterTopicInNamesrv, 10, "topic", "M")
 	reg.Body = []byte(`{"queueDatas":[{"brokerName":"nosuch","perm":6,"readQueueNums":8,"writeQueueNums":8}]}`)
-	mustOK(t, w.call(reg), "register topic on unknown broker")
-	if resp := w.call(request(codec.GetRouteInfoByTopic, 11, "topic", "M")); resp.Code != codec.TopicNotExist {
+	mustOK(t, w.Call(reg), "register topic on unknown broker")
+	if resp := w.Call(request(codec.GetRouteInfoByTopic, 11, "topic", "M")); resp.Code != codec.TopicNotExist {
 		t.Fatalf("topic created on an unknown broker: %d", resp.Code)
 	}
 	reg = request(codec.RegisterTopicInNamesrv, 12, "topic", "M")
 	reg.Body = []byte(`{"queueDatas":[`)
-	if resp := w.call(reg); resp.Code != codec.SystemError {
+	if resp := w.Call(reg); resp.Code != codec.SystemError {
 		t.Fatalf("broken body: %d", resp.Code)
 	}
-	mustOK(t, w.call(request(codec.RegisterTopicInNamesrv, 13, "topic", "M")), "no body")
+	mustOK(t, w.Call(request(codec.RegisterTopicInNamesrv, 13, "topic", "M")), "no body")
 }
 
 func configUpdate(opaque int32, text string) *codec.Command {
@@ -211,12 +212,12 @@ func TestConfigOverTheWire(t *testing.T) {
 	if err := os.WriteFile(cfg.ConfigStorePath, []byte("listenPort=9876\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, _ := startServer(t, cfg, nil)
+	s, _ := startServer(t, cfg)
 	w := dialWire(t, s.Addr())
 
 	getText := func(opaque int32) string {
 		t.Helper()
-		resp := mustOK(t, w.call(request(codec.GetNamesrvConfig, opaque)), "get config")
+		resp := mustOK(t, w.Call(request(codec.GetNamesrvConfig, opaque)), "get config")
 		if resp.HasExt {
 			t.Fatalf("319 answered with ext %v", resp.Ext)
 		}
@@ -229,7 +230,7 @@ func TestConfigOverTheWire(t *testing.T) {
 
 	refused := func(opaque int32, text string, code int32, remark string) {
 		t.Helper()
-		resp := w.call(configUpdate(opaque, text))
+		resp := w.Call(configUpdate(opaque, text))
 		if resp.Code != code || !strings.Contains(resp.Remark, remark) {
 			t.Fatalf("%q: %d %q, want %d %q", text, resp.Code, resp.Remark, code, remark)
 		}
@@ -246,10 +247,10 @@ func TestConfigOverTheWire(t *testing.T) {
 	if b, _ := os.ReadFile(cfg.ConfigStorePath); string(b) != "listenPort=9876\n" {
 		t.Fatalf("a refused update wrote the file: %q", b)
 	}
-	mustOK(t, w.call(configUpdate(9, "")), "empty body")
-	mustOK(t, w.call(configUpdate(10, "# nothing\n")), "only a comment")
+	mustOK(t, w.Call(configUpdate(9, "")), "empty body")
+	mustOK(t, w.Call(configUpdate(10, "# nothing\n")), "only a comment")
 
-	mustOK(t, w.call(configUpdate(11, "orderMessageEnable=true\nwaitSecondsForService = 7\n")), "update")
+	mustOK(t, w.Call(configUpdate(11, "orderMessageEnable=true\nwaitSecondsForService = 7\n")), "update")
 	after := getText(12)
 	if !strings.Contains(after, "\norderMessageEnable=true\n") || !strings.Contains(after, "\nwaitSecondsForService=7\n") {
 		t.Fatalf("config after update:\n%s", after)
@@ -268,53 +269,53 @@ func TestConfigOverTheWire(t *testing.T) {
 // orderMessageEnable and supportActingMaster changed at run time apply to
 // the next route query, never a stale cached body.
 func TestRunTimeSwitchesReachRoutes(t *testing.T) {
-	s, _ := startServer(t, adminConfig(t), nil)
+	s, _ := startServer(t, adminConfig(t))
 	w := dialWire(t, s.Addr())
-	mustOK(t, w.call(brokerReg{cluster: "c", name: "a", addr: "127.0.0.1:1", acting: true, counter: 1,
+	mustOK(t, w.Call(brokerReg{cluster: "c", name: "a", addr: "127.0.0.1:1", acting: true, counter: 1,
 		topics: []body.TopicConfig{topicCfg("T", 4, 6, 0), topicCfg("U", 4, 6, 0)}}.frame(t, 1)), "master")
-	mustOK(t, w.call(brokerReg{cluster: "c", name: "a", addr: "127.0.0.1:2", id: 1, acting: true, counter: 1,
+	mustOK(t, w.Call(brokerReg{cluster: "c", name: "a", addr: "127.0.0.1:2", id: 1, acting: true, counter: 1,
 		topics: []body.TopicConfig{topicCfg("T", 4, 6, 0), topicCfg("U", 4, 6, 0)}}.frame(t, 2)), "slave")
-	mustOK(t, w.call(request(codec.PutKVConfig, 3, "namespace", "ORDER_TOPIC_CONFIG", "key", "T", "value", "a:4")), "kv")
+	mustOK(t, w.Call(request(codec.PutKVConfig, 3, "namespace", "ORDER_TOPIC_CONFIG", "key", "T", "value", "a:4")), "kv")
 
 	if r := routeOf(t, w, 4, "T"); r.OrderTopicConf != "" {
 		t.Fatalf("orderTopicConf while disabled: %q", r.OrderTopicConf)
 	}
-	mustOK(t, w.call(configUpdate(5, "orderMessageEnable=true")), "enable order")
+	mustOK(t, w.Call(configUpdate(5, "orderMessageEnable=true")), "enable order")
 	if r := routeOf(t, w, 6, "T"); r.OrderTopicConf != "a:4" {
 		t.Fatalf("orderTopicConf after enabling: %q", r.OrderTopicConf)
 	}
-	mustOK(t, w.call(request(codec.PutKVConfig, 7, "namespace", "ORDER_TOPIC_CONFIG", "key", "T", "value", "a:8")), "kv")
+	mustOK(t, w.Call(request(codec.PutKVConfig, 7, "namespace", "ORDER_TOPIC_CONFIG", "key", "T", "value", "a:8")), "kv")
 	if r := routeOf(t, w, 8, "T"); r.OrderTopicConf != "a:8" {
 		t.Fatalf("orderTopicConf after the KV change: %q", r.OrderTopicConf)
 	}
-	mustOK(t, w.call(configUpdate(9, "orderMessageEnable=false")), "disable order")
+	mustOK(t, w.Call(configUpdate(9, "orderMessageEnable=false")), "disable order")
 	if r := routeOf(t, w, 10, "T"); r.OrderTopicConf != "" {
 		t.Fatalf("orderTopicConf after disabling: %q", r.OrderTopicConf)
 	}
 
-	mustOK(t, w.call(request(codec.UnregisterBroker, 11, "brokerName", "a", "brokerAddr", "127.0.0.1:1", "clusterName", "c", "brokerId", "0")), "master leaves")
+	mustOK(t, w.Call(request(codec.UnregisterBroker, 11, "brokerName", "a", "brokerAddr", "127.0.0.1:1", "clusterName", "c", "brokerId", "0")), "master leaves")
 	if r := routeOf(t, w, 12, "T"); r.BrokerDatas[0].Addrs[0].ID != 1 || permOf(r, "a") != 4 {
 		t.Fatalf("before the switch: %+v %+v", r.BrokerDatas, r.QueueDatas)
 	}
-	mustOK(t, w.call(configUpdate(13, "supportActingMaster=true")), "acting master on")
+	mustOK(t, w.Call(configUpdate(13, "supportActingMaster=true")), "acting master on")
 	if r := routeOf(t, w, 14, "T"); r.BrokerDatas[0].Addrs[0] != (body.BrokerAddr{ID: 0, Addr: "127.0.0.1:2"}) {
 		t.Fatalf("after the switch: %+v", r.BrokerDatas)
 	}
-	mustOK(t, w.call(configUpdate(15, "supportActingMaster=false")), "acting master off")
+	mustOK(t, w.Call(configUpdate(15, "supportActingMaster=false")), "acting master off")
 	if r := routeOf(t, w, 16, "T"); r.BrokerDatas[0].Addrs[0].ID != 1 {
 		t.Fatalf("after switching back: %+v", r.BrokerDatas)
 	}
 }
 
 func TestZoneRouteOverTheWire(t *testing.T) {
-	s, _ := startServer(t, adminConfig(t), nil)
+	s, _ := startServer(t, adminConfig(t))
 	w := dialWire(t, s.Addr())
-	mustOK(t, w.call(brokerReg{cluster: "c", name: "a", addr: "127.0.0.1:1", zone: "z1", counter: 1,
+	mustOK(t, w.Call(brokerReg{cluster: "c", name: "a", addr: "127.0.0.1:1", zone: "z1", counter: 1,
 		topics: []body.TopicConfig{topicCfg("T", 4, 6, 0), topicCfg("U", 4, 6, 0)}}.frame(t, 1)), "a")
-	mustOK(t, w.call(brokerReg{cluster: "c", name: "b", addr: "127.0.0.1:2", zone: "z2", counter: 1,
+	mustOK(t, w.Call(brokerReg{cluster: "c", name: "b", addr: "127.0.0.1:2", zone: "z2", counter: 1,
 		topics: []body.TopicConfig{topicCfg("T", 4, 6, 0), topicCfg("U", 4, 6, 0)}}.frame(t, 2)), "b")
 	// Zone mode: filtered, and legacy even when standard JSON was asked for.
-	resp := mustOK(t, w.call(request(codec.GetRouteInfoByTopic, 3, "topic", "T", "__ZONE_MODE", "true", "__ZONE_NAME", "Z1")), "zone route")
+	resp := mustOK(t, w.Call(request(codec.GetRouteInfoByTopic, 3, "topic", "T", "__ZONE_MODE", "true", "__ZONE_NAME", "Z1")), "zone route")
 	want := `{"brokerDatas":[{"brokerAddrs":{0:"127.0.0.1:1"},"brokerName":"a","cluster":"c","enableActingMaster":false,"zoneName":"z1"}],"filterServerTable":{},"queueDatas":[{"brokerName":"a","perm":6,"readQueueNums":4,"topicSysFlag":0,"writeQueueNums":4}]}`
 	if string(resp.Body) != want {
 		t.Fatalf("zone route\n got %s\nwant %s", resp.Body, want)
@@ -325,7 +326,7 @@ func TestZoneRouteOverTheWire(t *testing.T) {
 			t.Fatalf("%v: %d brokers", ext, len(r.BrokerDatas))
 		}
 	}
-	if resp := w.call(request(codec.GetRouteInfoByTopic, 9, "topic", "nosuch", "__ZONE_MODE", "true", "__ZONE_NAME", "z1")); resp.Code != codec.TopicNotExist {
+	if resp := w.Call(request(codec.GetRouteInfoByTopic, 9, "topic", "nosuch", "__ZONE_MODE", "true", "__ZONE_NAME", "z1")); resp.Code != codec.TopicNotExist {
 		t.Fatalf("unknown topic in zone mode: %d", resp.Code)
 	}
 }
@@ -368,21 +369,21 @@ func fakeBrokerPort(t *testing.T) (string, <-chan *codec.Command) {
 func TestNotifyMinBrokerIDChange(t *testing.T) {
 	cfg := adminConfig(t)
 	cfg.NotifyMinBrokerIdChanged = true
-	s, _ := startServer(t, cfg, nil)
+	s, _ := startServer(t, cfg)
 	w := dialWire(t, s.Addr())
 	addr2, got2 := fakeBrokerPort(t)
 	addr1, got1 := fakeBrokerPort(t)
 	topics := []body.TopicConfig{topicCfg("T", 4, 6, 0), topicCfg("U", 4, 6, 0)}
-	mustOK(t, w.call(brokerReg{cluster: "c", name: "a", addr: addr2, id: 2, acting: true, counter: 1, topics: topics}.frame(t, 1)), "id 2")
+	mustOK(t, w.Call(brokerReg{cluster: "c", name: "a", addr: addr2, id: 2, acting: true, counter: 1, topics: topics}.frame(t, 1)), "id 2")
 	// A lower id joins: the others are told, the new minimum is not.
-	mustOK(t, w.call(brokerReg{cluster: "c", name: "a", addr: addr1, id: 1, acting: true, counter: 1, topics: topics}.frame(t, 2)), "id 1")
+	mustOK(t, w.Call(brokerReg{cluster: "c", name: "a", addr: addr1, id: 1, acting: true, counter: 1, topics: topics}.frame(t, 2)), "id 1")
 	n := <-got2
 	want := map[string]string{"minBrokerId": "1", "minBrokerAddr": addr1, "haBrokerAddr": "ha-" + addr1}
 	if n.Code != codec.NotifyMinBrokerIDChange || !n.IsOneway() || !extEqual(n, want) {
 		t.Fatalf("notification: code %d flag %d ext %v", n.Code, n.Flag, n.Ext)
 	}
 	// The minimum leaves the acting group: the rest are told who left.
-	mustOK(t, w.call(request(codec.UnregisterBroker, 3, "brokerName", "a", "brokerAddr", addr1, "clusterName", "c", "brokerId", "1")), "unregister")
+	mustOK(t, w.Call(request(codec.UnregisterBroker, 3, "brokerName", "a", "brokerAddr", addr1, "clusterName", "c", "brokerId", "1")), "unregister")
 	n = <-got2
 	want = map[string]string{"minBrokerId": "2", "minBrokerAddr": addr2, "offlineBrokerAddr": addr1}
 	if !extEqual(n, want) {
@@ -396,8 +397,8 @@ func TestNotifyMinBrokerIDChange(t *testing.T) {
 	}
 
 	// Switched off at run time: nothing is sent.
-	mustOK(t, w.call(configUpdate(4, "notifyMinBrokerIdChanged=false")), "switch off")
-	mustOK(t, w.call(brokerReg{cluster: "c", name: "a", addr: addr1, id: 1, acting: true, counter: 1, topics: topics}.frame(t, 5)), "id 1 again")
+	mustOK(t, w.Call(configUpdate(4, "notifyMinBrokerIdChanged=false")), "switch off")
+	mustOK(t, w.Call(brokerReg{cluster: "c", name: "a", addr: addr1, id: 1, acting: true, counter: 1, topics: topics}.frame(t, 5)), "id 1 again")
 	s.admin.notify.wait()
 	select {
 	case n := <-got2:
@@ -421,27 +422,27 @@ func extEqual(c *codec.Command, want map[string]string) bool {
 // A delayed UNREGISTER_BROKER of the address's older registration (it was a
 // slave, id 1, and is now the master) does not remove the new master.
 func TestStaleUnregistrationIsFencedOverTheWire(t *testing.T) {
-	s, logs := startServer(t, adminConfig(t), nil)
+	s, logs := startServer(t, adminConfig(t))
 	w := dialWire(t, s.Addr())
 	topics := []body.TopicConfig{topicCfg("T", 4, 6, 0), topicCfg("U", 4, 6, 0)}
-	mustOK(t, w.call(brokerReg{cluster: "c", name: "a", addr: "127.0.0.1:2", id: 1, counter: 1, topics: topics}.frame(t, 1)), "slave")
-	mustOK(t, w.call(brokerReg{cluster: "c", name: "a", addr: "127.0.0.1:2", id: 0, counter: 2, topics: topics}.frame(t, 2)), "now master")
-	mustOK(t, w.call(request(codec.UnregisterBroker, 3, "brokerName", "a", "brokerAddr", "127.0.0.1:2", "clusterName", "c", "brokerId", "1")), "stale unregister")
+	mustOK(t, w.Call(brokerReg{cluster: "c", name: "a", addr: "127.0.0.1:2", id: 1, counter: 1, topics: topics}.frame(t, 1)), "slave")
+	mustOK(t, w.Call(brokerReg{cluster: "c", name: "a", addr: "127.0.0.1:2", id: 0, counter: 2, topics: topics}.frame(t, 2)), "now master")
+	mustOK(t, w.Call(request(codec.UnregisterBroker, 3, "brokerName", "a", "brokerAddr", "127.0.0.1:2", "clusterName", "c", "brokerId", "1")), "stale unregister")
 	if r := routeOf(t, w, 4, "T"); len(r.BrokerDatas) != 1 || r.BrokerDatas[0].Addrs[0] != (body.BrokerAddr{ID: 0, Addr: "127.0.0.1:2"}) {
 		t.Fatalf("route after the stale unregistration: %+v", r.BrokerDatas)
 	}
 	if !strings.Contains(logs.String(), "stale unregistration: the address re-registered") {
 		t.Fatalf("no log line for the fenced request")
 	}
-	mustOK(t, w.call(request(codec.UnregisterBroker, 5, "brokerName", "a", "brokerAddr", "127.0.0.1:2", "clusterName", "c", "brokerId", "0")), "unregister")
-	if resp := w.call(request(codec.GetRouteInfoByTopic, 6, "topic", "T")); resp.Code != codec.TopicNotExist {
+	mustOK(t, w.Call(request(codec.UnregisterBroker, 5, "brokerName", "a", "brokerAddr", "127.0.0.1:2", "clusterName", "c", "brokerId", "0")), "unregister")
+	if resp := w.Call(request(codec.GetRouteInfoByTopic, 6, "topic", "T")); resp.Code != codec.TopicNotExist {
 		t.Fatalf("route after the real unregistration: %d", resp.Code)
 	}
 }
 
 // Concurrent config updates and route queries: -race checks the swap.
 func TestConfigSwapUnderLoad(t *testing.T) {
-	s, _ := startServer(t, adminConfig(t), nil)
+	s, _ := startServer(t, adminConfig(t))
 	w := dialWire(t, s.Addr())
 	twoClusters(t, w)
 	done := make(chan struct{})
@@ -449,7 +450,7 @@ func TestConfigSwapUnderLoad(t *testing.T) {
 		defer close(done)
 		r := dialWire(t, s.Addr())
 		for i := 0; i < 200; i++ {
-			resp, err := r.recvAfter(request(codec.GetRouteInfoByTopic, int32(i), "topic", "T"))
+			resp, err := recvAfter(r, request(codec.GetRouteInfoByTopic, int32(i), "topic", "T"))
 			if err != nil || resp.Code != codec.Success || !bytes.Contains(resp.Body, []byte(`"queueDatas"`)) {
 				t.Errorf("route %d: %v %+v", i, err, resp)
 				return
@@ -457,16 +458,16 @@ func TestConfigSwapUnderLoad(t *testing.T) {
 		}
 	}()
 	for i := 0; i < 50; i++ {
-		mustOK(t, w.call(configUpdate(int32(100+i), "supportActingMaster="+strconv.FormatBool(i%2 == 0)+"\norderMessageEnable=true")), "update")
+		mustOK(t, w.Call(configUpdate(int32(100+i), "supportActingMaster="+strconv.FormatBool(i%2 == 0)+"\norderMessageEnable=true")), "update")
 	}
 	<-done
 }
 
 // recvAfter sends req and reads its reply without failing the test from a
 // goroutine other than the test's.
-func (w *wire) recvAfter(req *codec.Command) (*codec.Command, error) {
-	if _, err := w.nc.Write(codec.AppendFrame(nil, req)); err != nil {
+func recvAfter(w *remotingtest.Wire, req *codec.Command) (*codec.Command, error) {
+	if _, err := w.NC.Write(codec.AppendFrame(nil, req)); err != nil {
 		return nil, err
 	}
-	return w.recv()
+	return w.Recv()
 }

@@ -1,5 +1,6 @@
-// auth.go holds the authorization check dispatch runs before any handler:
+// auth.go holds the authorization check that guards the protected codes:
 // the policy built from the configuration and the NO_PERMISSION refusal.
+
 package server
 
 import (
@@ -10,6 +11,7 @@ import (
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/core/auth"
 	"github.com/rocketns/rocketns/core/config"
+	"github.com/rocketns/rocketns/core/remoting"
 )
 
 // authState is the authorization side of a Server. Its zero value is ready;
@@ -21,38 +23,45 @@ type authState struct {
 	once   sync.Once
 	policy *auth.Policy
 	err    error
-	// classify overrides auth.ClassOf; tests set it before Start to protect
-	// codes that real clients sign (105).
-	classify func(code int32) auth.Class
 }
 
-// authorized reports whether req may be served. When it may not, resp holds
-// the NO_PERMISSION refusal (not sent for a oneway request, which is simply
-// not applied). With authorization off it is a single check.
-func (s *Server) authorized(c *conn, req, resp *codec.Command) bool {
-	if !s.cfg.AuthorizationEnable && s.cfg.AdminAllowCIDRs == "" {
-		return true
+// guard is the handler of c behind the authorization check c's class
+// needs; with authorization off, and for open codes, it is the handler
+// itself, so they cost nothing. A refused request gets NO_PERMISSION (not
+// sent for a oneway request, which is simply not applied).
+func (s *Server) guard(c requestCode) remoting.Handler {
+	class := c.auth
+	switch {
+	case class == auth.ClassOpen,
+		class == auth.ClassBrokerReport && !s.cfg.AuthorizeBrokerRegistration,
+		!s.cfg.AuthorizationEnable && s.cfg.AdminAllowCIDRs == "":
+		return c.handler
 	}
-	return s.checkAuthorization(c, req, resp)
+	h := c.handler
+	return func(conn *remoting.Conn, req, resp *codec.Command) error {
+		if !s.checkAuthorization(class, conn, req, resp) {
+			return nil
+		}
+		return h(conn, req, resp)
+	}
 }
 
-func (s *Server) checkAuthorization(c *conn, req, resp *codec.Command) bool {
+func (s *Server) checkAuthorization(class auth.Class, c *remoting.Conn, req, resp *codec.Command) bool {
 	p, err := s.authPolicy()
 	if err != nil {
 		// Fail closed: a policy that cannot be built protects nothing, and
 		// serving protected codes unchecked is what the operator turned off.
-		class := auth.ClassOf(req.Code)
-		if class == auth.ClassOpen || (class == auth.ClassBrokerReport && !s.cfg.AuthorizeBrokerRegistration) {
+		if class == auth.ClassBrokerReport && !s.cfg.AuthorizeBrokerRegistration {
 			return true
 		}
 		resp.Code = codec.NoPermission
 		resp.Remark = "no permission for " + codec.RequestCodeName(req.Code) + ": authorization is misconfigured on this NameServer"
 		resp.Body = nil
 		s.metrics.authRefusal(0)
-		s.log.Error("request refused: authorization misconfigured", "code", req.Code, "peer", c.peer, "err", err)
+		s.log.Error("request refused: authorization misconfigured", "code", req.Code, "peer", c.Peer(), "err", err)
 		return false
 	}
-	err = p.Check(req, c.peer)
+	err = p.Check(class, req, c.Peer())
 	if err == nil {
 		return true
 	}
@@ -65,7 +74,7 @@ func (s *Server) checkAuthorization(c *conn, req, resp *codec.Command) bool {
 	resp.Body = nil
 	s.metrics.authRefusal(d.Reason)
 	s.log.Warn("request refused: not authorized",
-		"code", req.Code, "request", codec.RequestCodeName(req.Code), "peer", c.peer,
+		"code", req.Code, "request", codec.RequestCodeName(req.Code), "peer", c.Peer(),
 		"account", d.AccessKey, "reason", d.Reason.String(), "oneway", req.IsOneway())
 	return false
 }
@@ -74,7 +83,7 @@ func (s *Server) checkAuthorization(c *conn, req, resp *codec.Command) bool {
 func (s *Server) authPolicy() (*auth.Policy, error) {
 	a := &s.admin.auth
 	a.once.Do(func() {
-		a.policy, a.err = buildPolicy(s.cfg, a.classify)
+		a.policy, a.err = buildPolicy(s.cfg)
 		if a.err != nil {
 			s.log.Error("authorization misconfigured: protected requests will be refused", "err", a.err)
 			return
@@ -92,7 +101,7 @@ func (s *Server) authPolicy() (*auth.Policy, error) {
 	return a.policy, a.err
 }
 
-func buildPolicy(cfg *config.Config, classify func(int32) auth.Class) (*auth.Policy, error) {
+func buildPolicy(cfg *config.Config) (*auth.Policy, error) {
 	nets, err := auth.ParseCIDRs(cfg.AdminAllowCIDRs)
 	if err != nil {
 		return nil, err
@@ -101,7 +110,6 @@ func buildPolicy(cfg *config.Config, classify func(int32) auth.Class) (*auth.Pol
 		Signatures:         cfg.AuthorizationEnable,
 		BrokerRegistration: cfg.AuthorizeBrokerRegistration,
 		AllowFrom:          nets,
-		Classify:           classify,
 	}
 	if cfg.AuthorizationEnable {
 		if cfg.ACLFile == "" {

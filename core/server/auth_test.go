@@ -10,11 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/apache/rocketmq-client-go/v2/admin"
-	"github.com/apache/rocketmq-client-go/v2/primitive"
-	"github.com/apache/rocketmq-client-go/v2/rlog"
 
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/codec/body"
@@ -42,11 +37,10 @@ func authConfig(t *testing.T) *config.Config {
 	return cfg
 }
 
-// startAuthServer is startServer with a classifier installed before the
-// first request can build the policy.
-func startAuthServer(t *testing.T, cfg *config.Config, classify func(int32) auth.Class) (*Server, *lockedBuffer) {
+// startAuthServer is startServer for a configuration with authorization.
+func startAuthServer(t *testing.T, cfg *config.Config) (*Server, *lockedBuffer) {
 	t.Helper()
-	return startHooked(t, cfg, func(s *Server) { s.admin.auth.classify = classify })
+	return startHooked(t, cfg, nil)
 }
 
 // signedBy signs req as the account ak/sk would.
@@ -82,7 +76,7 @@ func refusal(t *testing.T, err error, want ...string) {
 }
 
 func TestAuthorizationOffByDefault(t *testing.T) {
-	s, _ := startServer(t, testConfig(t), nil)
+	s, _ := startServer(t, testConfig(t))
 	c := dialClient(t, s.Addr(), client.Credentials{})
 	ctx := context.Background()
 	if err := c.PutKV(ctx, "ns", "k", "v"); err != nil {
@@ -94,7 +88,7 @@ func TestAuthorizationOffByDefault(t *testing.T) {
 }
 
 func TestAuthorizationOverTheWire(t *testing.T) {
-	s, logs := startAuthServer(t, authConfig(t), nil)
+	s, logs := startAuthServer(t, authConfig(t))
 	ctx := context.Background()
 	anon := dialClient(t, s.Addr(), client.Credentials{})
 	adminC := dialClient(t, s.Addr(), client.Credentials{AccessKey: "admin-key", SecretKey: "admin-secret"})
@@ -195,12 +189,12 @@ func logLine(t *testing.T, logs *lockedBuffer, parts ...string) string {
 // A refused oneway request gets no answer and is not applied; the next
 // answer on the connection is the next request's.
 func TestRefusedOnewayIsDroppedSilently(t *testing.T) {
-	s, logs := startAuthServer(t, authConfig(t), nil)
+	s, logs := startAuthServer(t, authConfig(t))
 	w := dialWire(t, s.Addr())
 	put := request(codec.PutKVConfig, 1, "namespace", "ns", "key", "k", "value", "v")
 	put.Flag = codec.FlagOneway
-	w.send(put)
-	resp := w.call(request(codec.GetKVConfig, 2, "namespace", "ns", "key", "k"))
+	w.Send(put)
+	resp := w.Call(request(codec.GetKVConfig, 2, "namespace", "ns", "key", "k"))
 	if resp.Code != codec.QueryNotFound {
 		t.Fatalf("get after refused oneway put: %d %q", resp.Code, resp.Remark)
 	}
@@ -209,8 +203,8 @@ func TestRefusedOnewayIsDroppedSilently(t *testing.T) {
 	// Signed, the same oneway write is applied.
 	put = signedBy(request(codec.PutKVConfig, 3, "namespace", "ns", "key", "k", "value", "v"), "admin-key", "admin-secret")
 	put.Flag = codec.FlagOneway
-	w.send(put)
-	if resp := w.call(request(codec.GetKVConfig, 4, "namespace", "ns", "key", "k")); resp.Code != codec.Success {
+	w.Send(put)
+	if resp := w.Call(request(codec.GetKVConfig, 4, "namespace", "ns", "key", "k")); resp.Code != codec.Success {
 		t.Fatalf("get after signed oneway put: %d %q", resp.Code, resp.Remark)
 	}
 }
@@ -218,28 +212,28 @@ func TestRefusedOnewayIsDroppedSilently(t *testing.T) {
 func TestAuthorizeBrokerRegistration(t *testing.T) {
 	cfg := authConfig(t)
 	cfg.AuthorizeBrokerRegistration = true
-	s, _ := startAuthServer(t, cfg, nil)
+	s, _ := startAuthServer(t, cfg)
 	w := dialWire(t, s.Addr())
-	if resp := w.call(registerFrame(t, 1, "c1", "broker-a", "127.0.0.1:10911", 0, "T1", "T2")); resp.Code != codec.NoPermission ||
+	if resp := w.Call(registerFrame(t, 1, "c1", "broker-a", "127.0.0.1:10911", 0, "T1", "T2")); resp.Code != codec.NoPermission ||
 		!strings.Contains(resp.Remark, "REGISTER_BROKER (103)") {
 		t.Fatalf("unsigned registration: %d %q", resp.Code, resp.Remark)
 	}
-	if resp := w.call(request(codec.GetRouteInfoByTopic, 2, "topic", "T1")); resp.Code != codec.TopicNotExist {
+	if resp := w.Call(request(codec.GetRouteInfoByTopic, 2, "topic", "T1")); resp.Code != codec.TopicNotExist {
 		t.Fatalf("route after refused registration: %d", resp.Code)
 	}
 	hb := request(codec.BrokerHeartbeat, 3, "clusterName", "c1", "brokerAddr", "127.0.0.1:10911", "brokerName", "broker-a")
-	if resp := w.call(hb); resp.Code != codec.NoPermission {
+	if resp := w.Call(hb); resp.Code != codec.NoPermission {
 		t.Fatalf("unsigned heartbeat: %d", resp.Code)
 	}
 	reg := signedBy(registerFrame(t, 4, "c1", "broker-a", "127.0.0.1:10911", 0, "T1", "T2"), "reader-key", "reader-secret")
-	if resp := w.call(reg); resp.Code != codec.NoPermission || !strings.Contains(resp.Remark, "role readonly") {
+	if resp := w.Call(reg); resp.Code != codec.NoPermission || !strings.Contains(resp.Remark, "role readonly") {
 		t.Fatalf("readonly registration: %d %q", resp.Code, resp.Remark)
 	}
 	reg = signedBy(registerFrame(t, 5, "c1", "broker-a", "127.0.0.1:10911", 0, "T1", "T2"), "broker-key", "broker-secret")
-	if resp := w.call(reg); resp.Code != codec.Success {
+	if resp := w.Call(reg); resp.Code != codec.Success {
 		t.Fatalf("signed registration: %d %q", resp.Code, resp.Remark)
 	}
-	if resp := w.call(request(codec.GetRouteInfoByTopic, 6, "topic", "T1")); resp.Code != codec.Success {
+	if resp := w.Call(request(codec.GetRouteInfoByTopic, 6, "topic", "T1")); resp.Code != codec.Success {
 		t.Fatalf("route after signed registration: %d", resp.Code)
 	}
 }
@@ -249,7 +243,7 @@ func TestAdminAllowCIDRs(t *testing.T) {
 		t.Helper()
 		cfg := testConfig(t)
 		cfg.AdminAllowCIDRs = cidrs
-		s, logs := startAuthServer(t, cfg, nil)
+		s, logs := startAuthServer(t, cfg)
 		c := dialClient(t, s.Addr(), client.Credentials{})
 		ctx := context.Background()
 		err := c.PutKV(ctx, "ns", "k", "v")
@@ -276,7 +270,7 @@ func TestAdminAllowCIDRs(t *testing.T) {
 func TestAllowlistAndSignatures(t *testing.T) {
 	cfg := authConfig(t)
 	cfg.AdminAllowCIDRs = "127.0.0.1"
-	s, _ := startAuthServer(t, cfg, nil)
+	s, _ := startAuthServer(t, cfg)
 	ctx := context.Background()
 	refusal(t, dialClient(t, s.Addr(), client.Credentials{}).PutKV(ctx, "ns", "k", "v"), "not signed")
 	if err := dialClient(t, s.Addr(), client.Credentials{AccessKey: "admin-key", SecretKey: "admin-secret"}).PutKV(ctx, "ns", "k", "v"); err != nil {
@@ -285,7 +279,7 @@ func TestAllowlistAndSignatures(t *testing.T) {
 
 	cfg = authConfig(t)
 	cfg.AdminAllowCIDRs = "10.0.0.0/8"
-	s, _ = startAuthServer(t, cfg, nil)
+	s, _ = startAuthServer(t, cfg)
 	err := dialClient(t, s.Addr(), client.Credentials{AccessKey: "admin-key", SecretKey: "admin-secret"}).PutKV(ctx, "ns", "k", "v")
 	refusal(t, err, "source address")
 }
@@ -295,7 +289,7 @@ func TestAllowlistAndSignatures(t *testing.T) {
 func TestMisconfiguredAuthorizationFailsClosed(t *testing.T) {
 	cfg := authConfig(t)
 	cfg.ACLFile += ".missing"
-	s, logs := startAuthServer(t, cfg, nil)
+	s, logs := startAuthServer(t, cfg)
 	c := dialClient(t, s.Addr(), client.Credentials{AccessKey: "admin-key", SecretKey: "admin-secret"})
 	ctx := context.Background()
 	refusal(t, c.PutKV(ctx, "ns", "k", "v"), "authorization is misconfigured")
@@ -303,64 +297,4 @@ func TestMisconfiguredAuthorizationFailsClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	logLine(t, logs, "authorization misconfigured")
-}
-
-// The official Go client signs its route queries when given credentials.
-// 105 is open by default, so the test protects it (readonly may send it) to
-// check that signatures the real client computed verify here, and that a
-// wrong secret or none is refused.
-func TestOfficialGoClientSignaturesVerify(t *testing.T) {
-	rlog.SetLogLevel("error")
-	protect105 := func(code int32) auth.Class {
-		if code == codec.GetRouteInfoByTopic {
-			return auth.ClassConfigRead
-		}
-		return auth.ClassOf(code)
-	}
-	s, logs := startAuthServer(t, authConfig(t), protect105)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	reg := dialClient(t, s.Addr(), client.Credentials{})
-	b := client.Broker{Cluster: "c1", Name: "broker-a", Addr: "127.0.0.1:10911", HAAddr: "127.0.0.1:10912", Version: 409}
-	rb := &body.RegisterBroker{FilterServerList: []string{}, DataVersion: body.DataVersion{Counter: 1, Timestamp: 1},
-		Topics: []body.TopicConfig{
-			{TopicName: "SignedTopic", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"},
-			{TopicName: "OtherTopic", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"},
-		}}
-	if _, _, err := reg.RegisterBroker(ctx, b, rb); err != nil {
-		t.Fatal(err)
-	}
-	resolver := primitive.NewPassthroughResolver([]string{s.Addr()})
-	fetch := func(cr *primitive.Credentials) error {
-		opts := []admin.AdminOption{admin.WithResolver(resolver)}
-		if cr != nil {
-			opts = append(opts, admin.WithCredentials(*cr))
-		}
-		adm, err := admin.NewAdmin(opts...)
-		if err != nil {
-			t.Fatalf("NewAdmin: %v", err)
-		}
-		defer adm.Close()
-		mqs, err := adm.FetchPublishMessageQueues(ctx, "SignedTopic")
-		if err == nil && len(mqs) != 4 {
-			t.Fatalf("%d queues, want 4", len(mqs))
-		}
-		return err
-	}
-	for _, cr := range []primitive.Credentials{
-		{AccessKey: "reader-key", SecretKey: "reader-secret"},
-		{AccessKey: "admin-key", SecretKey: "admin-secret"},
-	} {
-		if err := fetch(&cr); err != nil {
-			t.Fatalf("%s: signed route query refused: %v\n%s", cr.AccessKey, err, logs.String())
-		}
-	}
-	if err := fetch(&primitive.Credentials{AccessKey: "reader-key", SecretKey: "wrong-secret"}); err == nil {
-		t.Fatal("route query signed with a wrong secret was served")
-	}
-	logLine(t, logs, "request refused: not authorized", "code=105", "account=reader-key", `reason="bad signature"`)
-	if err := fetch(nil); err == nil {
-		t.Fatal("unsigned route query was served")
-	}
-	logLine(t, logs, "request refused: not authorized", "code=105", `reason="not signed"`)
 }

@@ -16,7 +16,7 @@ func TestCompressedRegistrationBoundByFrameLimit(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.FrameMaxLength = 1 << 20
 	cfg.MaxPendingRequestBytes = 4 << 20
-	s, _ := startServer(t, cfg, nil)
+	s, _ := startServer(t, cfg)
 	w := dialWire(t, s.Addr())
 
 	register := func(topics int, opaque int32) *codec.Command {
@@ -36,7 +36,7 @@ func TestCompressedRegistrationBoundByFrameLimit(t *testing.T) {
 		req := request(codec.RegisterBroker, opaque, "brokerName", "a", "brokerAddr", "10.0.0.1:10911", "clusterName", "c",
 			"haServerAddr", "", "brokerId", "0", "enableActingMaster", "false", "compressed", "true", "bodyCrc32", "0")
 		req.Body = b
-		return w.call(req)
+		return w.Call(req)
 	}
 	// About 20k topics inflate to well under 1 MiB; 200k to several MiB,
 	// while their compressed body still fits the 1 MiB frame.

@@ -1,5 +1,6 @@
-// handlers.go maps request codes to handlers and holds the handlers of the
-// broker, route and KV codes (100-106, 219, 322, 904).
+// handlers.go holds the handlers of the broker, route and KV codes
+// (100-106, 219, 322, 904).
+
 package server
 
 import (
@@ -12,67 +13,9 @@ import (
 
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/codec/body"
+	"github.com/rocketns/rocketns/core/remoting"
 	"github.com/rocketns/rocketns/core/route"
 )
-
-// handler answers one request by filling resp (code 0 and no body unless it
-// says otherwise). A returned error becomes the response code and remark.
-type handler func(s *Server, c *conn, req, resp *codec.Command) error
-
-func (s *Server) handlerFor(code int32) handler {
-	if h, ok := s.extraHandlers[code]; ok {
-		return h
-	}
-	switch code {
-	case codec.GetRouteInfoByTopic:
-		return handleRoute
-	case codec.RegisterBroker:
-		return handleRegister
-	case codec.QueryDataVersion:
-		return handleQueryDataVersion
-	case codec.BrokerHeartbeat:
-		return handleHeartbeat
-	case codec.UnregisterBroker:
-		return handleUnregister
-	case codec.GetBrokerClusterInfo:
-		return handleClusterInfo
-	case codec.PutKVConfig:
-		return handlePutKV
-	case codec.GetKVConfig:
-		return handleGetKV
-	case codec.DeleteKVConfig:
-		return handleDeleteKV
-	case codec.GetKVListByNamespace:
-		return handleKVList
-	case codec.WipeWritePermOfBroker:
-		return handleWipeWritePerm
-	case codec.AddWritePermOfBroker:
-		return handleAddWritePerm
-	case codec.GetAllTopicListFromNameServer:
-		return handleAllTopicList
-	case codec.DeleteTopicInNamesrv:
-		return handleDeleteTopic
-	case codec.RegisterTopicInNamesrv:
-		return handleRegisterTopic
-	case codec.GetTopicsByCluster:
-		return handleTopicsByCluster
-	case codec.GetSystemTopicListFromNS:
-		return handleSystemTopicList
-	case codec.GetUnitTopicList:
-		return unitTopicHandler(route.UnitTopics)
-	case codec.GetHasUnitSubTopicList:
-		return unitTopicHandler(route.HasUnitSubTopics)
-	case codec.GetHasUnitSubUnUnitTopicList:
-		return unitTopicHandler(route.HasUnitSubUnunitTopics)
-	case codec.UpdateNamesrvConfig:
-		return handleUpdateConfig
-	case codec.GetNamesrvConfig:
-		return handleGetConfig
-	case codec.GetBrokerMemberGroup:
-		return handleBrokerMemberGroup
-	}
-	return nil
-}
 
 // orderTopicNamespace is the KV namespace whose keys are topics and whose
 // values are "brokerName:queues;..." order-topic layouts.
@@ -83,7 +26,7 @@ const faqSuffix = "\nSee https://rocketmq.apache.org/docs/bestPractice/06FAQ for
 // handleRoute is GET_ROUTEINFO_BY_TOPIC, the hot path: the route body is
 // encoded once per route change and shared by every answer. Settings are
 // read per request, so an UPDATE_NAMESRV_CONFIG applies to the next query.
-func handleRoute(s *Server, c *conn, req, resp *codec.Command) error {
+func (s *Server) handleRoute(c *remoting.Conn, req, resp *codec.Command) error {
 	topic, ok := req.ExtValue("topic")
 	if !ok {
 		return missing("topic")
@@ -110,7 +53,7 @@ func handleRoute(s *Server, c *conn, req, resp *codec.Command) error {
 			return topicNotExist(topic)
 		}
 		r.OrderTopicConf = orderConf
-		buf := c.buffer()
+		buf := c.Buffer()
 		buf.B = body.AppendTopicRoute(buf.B[:0], r, body.Legacy)
 		resp.Body = buf.B
 		return nil
@@ -152,30 +95,6 @@ func echoed(s string) string {
 	return s[:cut] + "...(" + strconv.Itoa(len(s)) + " bytes)"
 }
 
-// encodeReply appends resp's frame prefix for the connection to send. A
-// response that cannot be framed (its header would overflow the 24-bit
-// length field: an error the encoder reports rather than corrupting the
-// stream) becomes a SYSTEM_ERROR without body or extFields, so the peer
-// still gets an answer it can read; the encoder's error is returned for the
-// log.
-func encodeReply(dst []byte, resp *codec.Command) ([]byte, error) {
-	out, err := codec.EncodeFramePrefix(dst, resp, len(resp.Body))
-	if err == nil {
-		return out, nil
-	}
-	resp.Code = codec.SystemError
-	resp.Remark = "the response cannot be sent: " + err.Error()
-	clear(resp.Ext)
-	resp.Ext = resp.Ext[:0]
-	resp.HasExt = false
-	resp.Body = nil
-	out, err2 := codec.EncodeFramePrefix(dst, resp, 0)
-	if err2 != nil {
-		return out, err2
-	}
-	return out, err
-}
-
 // zoneOf returns the client's zone when it asks for zone filtering:
 // __ZONE_MODE true and a non-blank __ZONE_NAME.
 func zoneOf(req *codec.Command) (string, bool) {
@@ -190,8 +109,8 @@ func zoneOf(req *codec.Command) (string, bool) {
 	return zone, true
 }
 
-func handleClusterInfo(s *Server, c *conn, req, resp *codec.Command) error {
-	buf := c.buffer()
+func (s *Server) handleClusterInfo(c *remoting.Conn, req, resp *codec.Command) error {
+	buf := c.Buffer()
 	buf.B = s.routes.AppendClusterInfo(buf.B[:0])
 	resp.Body = buf.B
 	return nil
@@ -217,7 +136,7 @@ func readBrokerHeader(req *codec.Command) (h brokerHeader, err error) {
 	return h, err
 }
 
-func handleRegister(s *Server, c *conn, req, resp *codec.Command) error {
+func (s *Server) handleRegister(c *remoting.Conn, req, resp *codec.Command) error {
 	resp.HasExt = true // Java attaches RegisterBrokerResponseHeader: extFields is {} for a master
 	h, err := readBrokerHeader(req)
 	if err != nil {
@@ -233,7 +152,7 @@ func handleRegister(s *Server, c *conn, req, resp *codec.Command) error {
 		return err
 	}
 	if crc != 0 && int64(crc32.ChecksumIEEE(req.Body)&0x7FFFFFFF) != crc {
-		s.log.Warn("registration refused: crc32 not match", "peer", c.peer, "broker", h.name, "addr", h.addr)
+		s.log.Warn("registration refused: crc32 not match", "peer", c.Peer(), "broker", h.name, "addr", h.addr)
 		return refuse(codec.SystemError, "crc32 not match")
 	}
 	compressed := false
@@ -245,7 +164,7 @@ func handleRegister(s *Server, c *conn, req, resp *codec.Command) error {
 	// A compressed body may inflate to what an uncompressed one may carry.
 	rb, err := body.DecodeRegisterBrokerMax(req.Body, compressed, req.Version, s.maxFrame())
 	if err != nil {
-		s.log.Warn("registration refused: bad body", "peer", c.peer, "broker", h.name, "addr", h.addr, "err", err)
+		s.log.Warn("registration refused: bad body", "peer", c.Peer(), "broker", h.name, "addr", h.addr, "err", err)
 		return refuse(codec.SystemError, "decode register broker body: "+echoed(err.Error()))
 	}
 	zone, _ := req.ExtValue("__ZONE_NAME")
@@ -259,7 +178,7 @@ func handleRegister(s *Server, c *conn, req, resp *codec.Command) error {
 		HeartbeatTimeoutMillis: timeout,
 		EnableActingMaster:     optBool(req, "enableActingMaster"),
 		Body:                   rb,
-		Conn:                   c.id,
+		Conn:                   route.ConnID(c.ID()),
 	})
 	if errors.Is(err, route.ErrFirstSingleTopic) {
 		return refuse(codec.SystemError, "register broker failed")
@@ -271,7 +190,7 @@ func handleRegister(s *Server, c *conn, req, resp *codec.Command) error {
 	s.metrics.registration(changed)
 	if changed {
 		s.log.Info("broker registered", "cluster", h.cluster, "broker", h.name, "id", h.id, "addr", h.addr,
-			"topics", len(rb.Topics), "topics_changed", res.TopicsChanged, "peer", c.peer)
+			"topics", len(rb.Topics), "topics_changed", res.TopicsChanged, "peer", c.Peer())
 	}
 	if res.HAServerAddr != "" {
 		resp.SetExt("haServerAddr", res.HAServerAddr)
@@ -282,7 +201,7 @@ func handleRegister(s *Server, c *conn, req, resp *codec.Command) error {
 	s.notifyMinBrokerID(res.MinIDChange)
 	if s.conf().ReturnOrderTopicConfigToBroker {
 		if table, ok := s.kv.Namespace(orderTopicNamespace); ok {
-			buf := c.buffer()
+			buf := c.Buffer()
 			buf.B = body.AppendKVTable(buf.B[:0], table)
 			resp.Body = buf.B
 		}
@@ -290,7 +209,7 @@ func handleRegister(s *Server, c *conn, req, resp *codec.Command) error {
 	return nil
 }
 
-func handleUnregister(s *Server, c *conn, req, resp *codec.Command) error {
+func (s *Server) handleUnregister(c *remoting.Conn, req, resp *codec.Command) error {
 	h, err := readBrokerHeader(req)
 	if err != nil {
 		return err
@@ -300,7 +219,7 @@ func handleUnregister(s *Server, c *conn, req, resp *codec.Command) error {
 		// Still SUCCESS: the broker asked to go, and the registration it
 		// meant is already gone.
 		s.log.Info("stale unregistration: the address re-registered under another identity, which stays; only what the old registration left is removed",
-			"cluster", h.cluster, "broker", h.name, "id", h.id, "addr", h.addr, "peer", c.peer)
+			"cluster", h.cluster, "broker", h.name, "id", h.id, "addr", h.addr, "peer", c.Peer())
 	}
 	for _, ev := range evs {
 		s.logEviction(ev)
@@ -310,7 +229,7 @@ func handleUnregister(s *Server, c *conn, req, resp *codec.Command) error {
 
 // handleQueryDataVersion answers whether the broker's topic config changed
 // since its last registration; it doubles as a liveness heartbeat.
-func handleQueryDataVersion(s *Server, c *conn, req, resp *codec.Command) error {
+func (s *Server) handleQueryDataVersion(c *remoting.Conn, req, resp *codec.Command) error {
 	resp.HasExt = true
 	h, err := readBrokerHeader(req)
 	if err != nil {
@@ -333,14 +252,14 @@ func handleQueryDataVersion(s *Server, c *conn, req, resp *codec.Command) error 
 		resp.SetExt("changed", "false")
 	}
 	if known {
-		buf := c.buffer()
+		buf := c.Buffer()
 		buf.B = body.AppendDataVersion(buf.B[:0], stored)
 		resp.Body = buf.B
 	}
 	return nil
 }
 
-func handleHeartbeat(s *Server, c *conn, req, resp *codec.Command) error {
+func (s *Server) handleHeartbeat(c *remoting.Conn, req, resp *codec.Command) error {
 	cluster, err := requireString(req, "clusterName")
 	if err != nil {
 		return err
@@ -365,7 +284,7 @@ func kvKey(req *codec.Command) (ns, key string, err error) {
 	return ns, key, nil
 }
 
-func handlePutKV(s *Server, c *conn, req, resp *codec.Command) error {
+func (s *Server) handlePutKV(c *remoting.Conn, req, resp *codec.Command) error {
 	ns, key, err := kvKey(req)
 	if err != nil {
 		return err
@@ -382,11 +301,11 @@ func handlePutKV(s *Server, c *conn, req, resp *codec.Command) error {
 		s.log.Error("kv config write failed", "namespace", ns, "key", key, "err", err)
 		return refuse(codec.SystemError, "persist kv config: "+err.Error())
 	}
-	s.log.Info("kv config put", "namespace", ns, "key", key, "peer", c.peer)
+	s.log.Info("kv config put", "namespace", ns, "key", key, "peer", c.Peer())
 	return nil
 }
 
-func handleGetKV(s *Server, c *conn, req, resp *codec.Command) error {
+func (s *Server) handleGetKV(c *remoting.Conn, req, resp *codec.Command) error {
 	resp.HasExt = true // GetKVConfigResponseHeader: {} even when not found
 	ns, key, err := kvKey(req)
 	if err != nil {
@@ -402,7 +321,7 @@ func handleGetKV(s *Server, c *conn, req, resp *codec.Command) error {
 	return nil
 }
 
-func handleDeleteKV(s *Server, c *conn, req, resp *codec.Command) error {
+func (s *Server) handleDeleteKV(c *remoting.Conn, req, resp *codec.Command) error {
 	ns, key, err := kvKey(req)
 	if err != nil {
 		return err
@@ -411,11 +330,11 @@ func handleDeleteKV(s *Server, c *conn, req, resp *codec.Command) error {
 		s.log.Error("kv config write failed", "namespace", ns, "key", key, "err", err)
 		return refuse(codec.SystemError, "persist kv config: "+err.Error())
 	}
-	s.log.Info("kv config delete", "namespace", ns, "key", key, "peer", c.peer)
+	s.log.Info("kv config delete", "namespace", ns, "key", key, "peer", c.Peer())
 	return nil
 }
 
-func handleKVList(s *Server, c *conn, req, resp *codec.Command) error {
+func (s *Server) handleKVList(c *remoting.Conn, req, resp *codec.Command) error {
 	ns, ok := req.ExtValue("namespace")
 	if !ok {
 		return missing("namespace")
@@ -424,7 +343,7 @@ func handleKVList(s *Server, c *conn, req, resp *codec.Command) error {
 	if !ok {
 		return refuse(codec.QueryNotFound, "No config item, Namespace: "+echoed(ns))
 	}
-	buf := c.buffer()
+	buf := c.Buffer()
 	buf.B = body.AppendKVTable(buf.B[:0], table)
 	resp.Body = buf.B
 	return nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/codec/body"
+	"github.com/rocketns/rocketns/core/remoting"
 	"github.com/rocketns/rocketns/core/route"
 )
 
@@ -16,38 +17,38 @@ import (
 // is off.
 func refuseDisabled() error { return refuse(codec.SystemError, "disable") }
 
-func handleWipeWritePerm(s *Server, c *conn, req, resp *codec.Command) error {
+func (s *Server) handleWipeWritePerm(c *remoting.Conn, req, resp *codec.Command) error {
 	resp.HasExt = true
 	name, err := requireString(req, "brokerName")
 	if err != nil {
 		return err
 	}
 	n := s.routes.WipeWritePerm(name)
-	s.log.Info("write permission wiped", "broker", name, "topics", n, "peer", c.peer)
+	s.log.Info("write permission wiped", "broker", name, "topics", n, "peer", c.Peer())
 	resp.SetExt("wipeTopicCount", strconv.Itoa(n))
 	return nil
 }
 
-func handleAddWritePerm(s *Server, c *conn, req, resp *codec.Command) error {
+func (s *Server) handleAddWritePerm(c *remoting.Conn, req, resp *codec.Command) error {
 	resp.HasExt = true
 	name, err := requireString(req, "brokerName")
 	if err != nil {
 		return err
 	}
 	n := s.routes.AddWritePerm(name)
-	s.log.Info("write permission added", "broker", name, "topics", n, "peer", c.peer)
+	s.log.Info("write permission added", "broker", name, "topics", n, "peer", c.Peer())
 	resp.SetExt("addTopicCount", strconv.Itoa(n))
 	return nil
 }
 
 // writeTopicList answers a TopicList body from a pooled buffer.
-func writeTopicList(c *conn, resp *codec.Command, topics []string, brokerAddr string) {
-	buf := c.buffer()
+func writeTopicList(c *remoting.Conn, resp *codec.Command, topics []string, brokerAddr string) {
+	buf := c.Buffer()
 	buf.B = body.AppendTopicList(buf.B[:0], topics, brokerAddr)
 	resp.Body = buf.B
 }
 
-func handleAllTopicList(s *Server, c *conn, req, resp *codec.Command) error {
+func (s *Server) handleAllTopicList(c *remoting.Conn, req, resp *codec.Command) error {
 	if !s.conf().EnableAllTopicList {
 		return refuseDisabled()
 	}
@@ -57,7 +58,7 @@ func handleAllTopicList(s *Server, c *conn, req, resp *codec.Command) error {
 
 // handleTopicsByCluster is GET_TOPICS_BY_CLUSTER; the header field is
 // "cluster". A missing or unknown cluster is an empty list, as in Java.
-func handleTopicsByCluster(s *Server, c *conn, req, resp *codec.Command) error {
+func (s *Server) handleTopicsByCluster(c *remoting.Conn, req, resp *codec.Command) error {
 	if !s.conf().EnableTopicList {
 		return refuseDisabled()
 	}
@@ -66,14 +67,14 @@ func handleTopicsByCluster(s *Server, c *conn, req, resp *codec.Command) error {
 	return nil
 }
 
-func handleSystemTopicList(s *Server, c *conn, req, resp *codec.Command) error {
+func (s *Server) handleSystemTopicList(c *remoting.Conn, req, resp *codec.Command) error {
 	topics, addr := s.routes.SystemTopicList()
 	writeTopicList(c, resp, topics, addr)
 	return nil
 }
 
-func unitTopicHandler(kind route.UnitKind) handler {
-	return func(s *Server, c *conn, req, resp *codec.Command) error {
+func (s *Server) unitTopicHandler(kind route.UnitKind) remoting.Handler {
+	return func(c *remoting.Conn, req, resp *codec.Command) error {
 		if !s.conf().EnableTopicList {
 			return refuseDisabled()
 		}
@@ -84,7 +85,7 @@ func unitTopicHandler(kind route.UnitKind) handler {
 
 // handleDeleteTopic is DELETE_TOPIC_IN_NAMESRV: the topic's queues on one
 // cluster's broker groups when clusterName is not blank, all of it otherwise.
-func handleDeleteTopic(s *Server, c *conn, req, resp *codec.Command) error {
+func (s *Server) handleDeleteTopic(c *remoting.Conn, req, resp *codec.Command) error {
 	topic, err := requireString(req, "topic")
 	if err != nil {
 		return err
@@ -94,14 +95,14 @@ func handleDeleteTopic(s *Server, c *conn, req, resp *codec.Command) error {
 		cluster = ""
 	}
 	s.routes.DeleteTopic(topic, cluster)
-	s.log.Info("topic deleted", "topic", topic, "cluster", cluster, "peer", c.peer)
+	s.log.Info("topic deleted", "topic", topic, "cluster", cluster, "peer", c.Peer())
 	return nil
 }
 
 // handleRegisterTopic is REGISTER_TOPIC_IN_NAMESRV: only the body's
 // queueDatas are used. Queue data naming an unknown broker group stops the
 // update there, as in Java; the answer is SUCCESS either way.
-func handleRegisterTopic(s *Server, c *conn, req, resp *codec.Command) error {
+func (s *Server) handleRegisterTopic(c *remoting.Conn, req, resp *codec.Command) error {
 	topic, err := requireString(req, "topic")
 	if err != nil {
 		return err
@@ -117,14 +118,14 @@ func handleRegisterTopic(s *Server, c *conn, req, resp *codec.Command) error {
 		return nil
 	}
 	s.routes.RegisterTopic(topic, r.QueueDatas)
-	s.log.Info("topic registered", "topic", topic, "queue_datas", len(r.QueueDatas), "peer", c.peer)
+	s.log.Info("topic registered", "topic", topic, "queue_datas", len(r.QueueDatas), "peer", c.Peer())
 	return nil
 }
 
 // handleBrokerMemberGroup is GET_BROKER_MEMBER_GROUP: the request's cluster
 // and brokerName echoed with the group's id -> address map, empty when the
 // group is unknown.
-func handleBrokerMemberGroup(s *Server, c *conn, req, resp *codec.Command) error {
+func (s *Server) handleBrokerMemberGroup(c *remoting.Conn, req, resp *codec.Command) error {
 	cluster, err := requireString(req, "clusterName")
 	if err != nil {
 		return err
@@ -133,7 +134,7 @@ func handleBrokerMemberGroup(s *Server, c *conn, req, resp *codec.Command) error
 	if err != nil {
 		return err
 	}
-	buf := c.buffer()
+	buf := c.Buffer()
 	buf.B = body.AppendBrokerMemberGroup(buf.B[:0], cluster, name, s.routes.BrokerMemberGroup(name))
 	resp.Body = buf.B
 	return nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/core/config"
+	"github.com/rocketns/rocketns/core/remoting"
 )
 
 // adminState is what the admin codes add to a Server. Its zero value is
@@ -44,13 +45,13 @@ const blackListRemark = "Can not update config in black list."
 // run-time keys (config.RuntimeKeys), applies nothing unless every key is
 // acceptable, and persists before the new values take effect, so a refused
 // or failed update leaves memory and disk as they were.
-func handleUpdateConfig(s *Server, c *conn, req, resp *codec.Command) error {
+func (s *Server) handleUpdateConfig(c *remoting.Conn, req, resp *codec.Command) error {
 	if len(req.Body) == 0 {
 		return nil
 	}
 	props, err := config.ParseProperties(bytes.NewReader(req.Body))
 	if err != nil {
-		s.log.Warn("config update refused: bad properties", "peer", c.peer, "err", err)
+		s.log.Warn("config update refused: bad properties", "peer", c.Peer(), "err", err)
 		return refuse(codec.SystemError, "string2Properties error")
 	}
 	if len(props) == 0 {
@@ -60,7 +61,7 @@ func handleUpdateConfig(s *Server, c *conn, req, resp *codec.Command) error {
 	defer s.admin.updateMu.Unlock()
 	next, err := s.conf().RuntimeUpdate(props)
 	if err != nil {
-		s.log.Warn("config update refused", "peer", c.peer, "err", err)
+		s.log.Warn("config update refused", "peer", c.Peer(), "err", err)
 		remark := err.Error()
 		var ue *config.UpdateError
 		if errors.As(err, &ue) {
@@ -90,14 +91,14 @@ func handleUpdateConfig(s *Server, c *conn, req, resp *codec.Command) error {
 	for _, p := range props {
 		keys = append(keys, p.Key+"="+strings.TrimSpace(p.Value))
 	}
-	s.log.Info("config updated", "changes", keys, "persisted_to", next.ConfigStorePath, "peer", c.peer)
+	s.log.Info("config updated", "changes", keys, "persisted_to", next.ConfigStorePath, "peer", c.Peer())
 	return nil
 }
 
 // handleGetConfig is GET_NAMESRV_CONFIG: every setting as sorted key=value
 // lines. There is always a body (the Java admin client fails without one).
-func handleGetConfig(s *Server, c *conn, req, resp *codec.Command) error {
-	buf := c.buffer()
+func (s *Server) handleGetConfig(c *remoting.Conn, req, resp *codec.Command) error {
+	buf := c.Buffer()
 	buf.B = s.conf().AppendText(buf.B[:0])
 	resp.Body = buf.B
 	return nil

@@ -1,5 +1,6 @@
-// header.go reads typed request header fields out of extFields and turns
-// handler failures into response codes.
+// header.go reads typed request header fields out of extFields, with the
+// refusals a missing or malformed one gets.
+
 package server
 
 import (
@@ -8,17 +9,11 @@ import (
 	"time"
 
 	"github.com/rocketns/rocketns/codec"
+	"github.com/rocketns/rocketns/core/remoting"
 )
 
-// replyError is a refusal with the response code and remark the peer sees.
-type replyError struct {
-	code   int32
-	remark string
-}
-
-func (e *replyError) Error() string { return e.remark }
-
-func refuse(code int32, remark string) error { return &replyError{code: code, remark: remark} }
+// refuse is the error that answers with code and remark.
+func refuse(code int32, remark string) error { return remoting.Refuse(code, remark) }
 
 // Java does not enforce required header fields (spec 1.5): a missing one ends
 // in a NullPointerException and SYSTEM_ERROR. We answer the same code with a

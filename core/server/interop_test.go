@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"reflect"
 	"slices"
@@ -25,7 +26,9 @@ import (
 
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/codec/body"
+	"github.com/rocketns/rocketns/core/auth"
 	"github.com/rocketns/rocketns/core/client"
+	"github.com/rocketns/rocketns/core/remoting"
 )
 
 // fakeBroker answers every request with SUCCESS, echoing the opaque and,
@@ -326,4 +329,90 @@ func TestInteropOfficialGoClient(t *testing.T) {
 			}
 		}
 	})
+}
+
+// The official Go client signs its route queries when given credentials.
+// 105 is open on a NameServer, so this serves it on a listener of its own
+// whose only route checks the signature as a protected code (readonly may
+// send it) before answering a fixed route: signatures the real client
+// computed verify here, a wrong secret and none are refused.
+func TestOfficialGoClientSignaturesVerify(t *testing.T) {
+	rlog.SetLogLevel("error")
+	policy, err := auth.New(auth.Options{Signatures: true, Accounts: []auth.Account{
+		{AccessKey: "admin-key", SecretKey: "admin-secret", Role: auth.RoleAdmin},
+		{AccessKey: "reader-key", SecretKey: "reader-secret", Role: auth.RoleReadOnly},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	route := body.AppendTopicRoute(nil, &body.TopicRoute{
+		BrokerDatas: []body.BrokerData{{Cluster: "c1", BrokerName: "broker-a", Addrs: []body.BrokerAddr{{ID: 0, Addr: "127.0.0.1:10911"}}}},
+		QueueDatas:  []body.QueueData{{BrokerName: "broker-a", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6}},
+	}, body.Standard)
+	refused := make(chan string, 8)
+	l, err := remoting.New(remoting.Options{
+		Addr:    "127.0.0.1:0",
+		Log:     slog.New(slog.DiscardHandler),
+		Version: codec.ServerVersion,
+		Routes: []remoting.Route{{Code: codec.GetRouteInfoByTopic, Handler: func(c *remoting.Conn, req, resp *codec.Command) error {
+			if err := policy.Check(auth.ClassConfigRead, req, c.Peer()); err != nil {
+				var d *auth.Denial
+				errors.As(err, &d)
+				refused <- d.Reason.String()
+				return remoting.Refuse(codec.NoPermission, err.Error())
+			}
+			resp.Body = route
+			return nil
+		}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		l.Shutdown(ctx)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resolver := primitive.NewPassthroughResolver([]string{l.Addr().String()})
+	fetch := func(cr *primitive.Credentials) error {
+		opts := []admin.AdminOption{admin.WithResolver(resolver)}
+		if cr != nil {
+			opts = append(opts, admin.WithCredentials(*cr))
+		}
+		adm, err := admin.NewAdmin(opts...)
+		if err != nil {
+			t.Fatalf("NewAdmin: %v", err)
+		}
+		defer adm.Close()
+		mqs, err := adm.FetchPublishMessageQueues(ctx, "SignedTopic")
+		if err == nil && len(mqs) != 4 {
+			t.Fatalf("%d queues, want 4", len(mqs))
+		}
+		return err
+	}
+	for _, cr := range []primitive.Credentials{
+		{AccessKey: "reader-key", SecretKey: "reader-secret"},
+		{AccessKey: "admin-key", SecretKey: "admin-secret"},
+	} {
+		if err := fetch(&cr); err != nil {
+			t.Fatalf("%s: signed route query refused: %v", cr.AccessKey, err)
+		}
+	}
+	if err := fetch(&primitive.Credentials{AccessKey: "reader-key", SecretKey: "wrong-secret"}); err == nil {
+		t.Fatal("route query signed with a wrong secret was served")
+	}
+	if r := <-refused; r != "bad signature" {
+		t.Fatalf("wrong secret refused as %q", r)
+	}
+	if err := fetch(nil); err == nil {
+		t.Fatal("unsigned route query was served")
+	}
+	if r := <-refused; r != "not signed" {
+		t.Fatalf("unsigned query refused as %q", r)
+	}
 }

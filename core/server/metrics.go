@@ -17,47 +17,15 @@ import (
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
+
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/core/auth"
 	"github.com/rocketns/rocketns/core/route"
 )
 
-// metricCodes are the request codes with counters of their own; any other
-// code is counted as UNKNOWN (slot 0). A fixed list keeps the label set small
-// whatever peers send.
-var metricCodes = [...]int32{
-	codec.PutKVConfig, codec.GetKVConfig, codec.DeleteKVConfig, codec.RegisterBroker,
-	codec.UnregisterBroker, codec.GetRouteInfoByTopic, codec.GetBrokerClusterInfo,
-	codec.WipeWritePermOfBroker, codec.GetAllTopicListFromNameServer, codec.DeleteTopicInNamesrv,
-	codec.RegisterTopicInNamesrv, codec.GetKVListByNamespace, codec.GetTopicsByCluster,
-	codec.GetSystemTopicListFromNS, codec.GetUnitTopicList, codec.GetHasUnitSubTopicList,
-	codec.GetHasUnitSubUnUnitTopicList, codec.UpdateNamesrvConfig, codec.GetNamesrvConfig,
-	codec.QueryDataVersion, codec.AddWritePermOfBroker, codec.GetBrokerMemberGroup, codec.BrokerHeartbeat,
-}
-
-// codeSlots is the size of the code -> slot table: every code in
-// metricCodes is below it.
+// codeSlots is the size of the code -> slot table: every code of the code
+// table is below it (newServerMetrics checks).
 const codeSlots = 1024
-
-// Request classes, the label of the latency histogram and of the summary.
-const (
-	classRoute = iota
-	classRegistration
-	classAdmin
-	numClasses
-)
-
-var classNames = [numClasses]string{"route", "registration", "admin"}
-
-func classOf(code int32) int {
-	switch code {
-	case codec.GetRouteInfoByTopic:
-		return classRoute
-	case codec.RegisterBroker, codec.UnregisterBroker, codec.QueryDataVersion, codec.BrokerHeartbeat:
-		return classRegistration
-	}
-	return classAdmin
-}
 
 // Response codes other than SUCCESS, the response label of the error counter.
 var errorResponses = [...]struct {
@@ -148,9 +116,12 @@ var (
 type serverMetrics struct {
 	set *metrics.Set
 
+	// Request codes have counters of their own only when the code table
+	// has them; any other code is counted as UNKNOWN (slot 0), so the label
+	// set stays small whatever peers send.
 	slot     [codeSlots]uint8 // request code -> index into the tables below; 0 = UNKNOWN
 	names    []string         // by slot
-	class    []uint8          // by slot
+	class    []class          // by slot
 	requests []*metrics.Counter
 	// errors are created on first use: most (code, response) pairs never
 	// happen, and a scrape need not list them all at zero.
@@ -174,14 +145,18 @@ type serverMetrics struct {
 	}
 }
 
-func newServerMetrics() *serverMetrics {
+// newServerMetrics makes the metrics of a server serving codes.
+func newServerMetrics(codes []requestCode) (*serverMetrics, error) {
 	m := &serverMetrics{set: metrics.NewSet()}
 	m.names = append(m.names, "UNKNOWN")
 	m.class = append(m.class, classAdmin)
-	for _, code := range metricCodes {
-		m.slot[code] = uint8(len(m.names))
-		m.names = append(m.names, codec.RequestCodeName(code))
-		m.class = append(m.class, uint8(classOf(code)))
+	for _, c := range codes {
+		if c.code <= 0 || c.code >= codeSlots || m.slot[c.code] != 0 || len(m.names) > 255 {
+			return nil, fmt.Errorf("metrics: request code %d out of the slot table or repeated", c.code)
+		}
+		m.slot[c.code] = uint8(len(m.names))
+		m.names = append(m.names, codec.RequestCodeName(c.code))
+		m.class = append(m.class, c.class)
 	}
 	m.requests = make([]*metrics.Counter, len(m.names))
 	for i, name := range m.names {
@@ -207,7 +182,7 @@ func newServerMetrics() *serverMetrics {
 	m.set.NewGauge(`rocketns_build_info{version="`+labelValue(version)+`",go_version="`+labelValue(goVersion)+`"}`,
 		func() float64 { return 1 })
 	m.set.RegisterMetricsWriter(m.writeLatency)
-	return m
+	return m, nil
 }
 
 // buildVersion is the main module's version as the Go toolchain stamped it
@@ -229,24 +204,16 @@ func labelValue(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
 }
 
+// classOf is the metrics class of a request code; unknown codes count as
+// admin requests.
+func (m *serverMetrics) classOf(code int32) class { return m.class[m.codeSlot(code)] }
+
 func (m *serverMetrics) codeSlot(code int32) int {
 	if code < 0 || code >= codeSlots {
 		return 0
 	}
 	return int(m.slot[code])
 }
-
-// routeSample is how many route queries one latency sample stands for.
-// Reading the clock twice costs about a fifth of a route query on a virtual
-// machine's clock source, so a connection times its first route query and
-// one in routeSample after it. A sample is weighted by the queries it
-// stands for since the connection's previous one: 1 for the first, which
-// is often the only one (admin tools, health checks, short-lived clients)
-// and often slower than the rest, then routeSample. The
-// quantiles and the mean stay right, and _count stays below the number of
-// queries by at most routeSample-1 per connection (those after its last
-// sample). Registrations and admin requests are rare and always timed.
-const routeSample = 16
 
 // request counts one answered request of code with response code resp. It
 // allocates nothing, except once per (code, error response) pair the first
@@ -259,11 +226,21 @@ func (m *serverMetrics) request(code, resp int32) {
 	}
 }
 
+// observe is the listener's Observe: every request answered, timed or not
+// (weight 0).
+func (m *serverMetrics) observe(code, resp int32, took time.Duration, weight uint64) {
+	if weight == 0 {
+		m.request(code, resp)
+		return
+	}
+	m.requestTimed(code, resp, took, weight)
+}
+
 // requestTimed is request for a request that was timed and took d; the
 // sample stands for weight requests (routeSample).
 func (m *serverMetrics) requestTimed(code, resp int32, d time.Duration, weight uint64) {
 	m.request(code, resp)
-	m.latency[classOf(code)].observe(d, weight)
+	m.latency[m.class[m.codeSlot(code)]].observe(d, weight)
 }
 
 func (m *serverMetrics) errorCounter(i, e int) *metrics.Counter {
@@ -350,12 +327,6 @@ func (s *Server) writeMetrics(w io.Writer) {
 	}
 	gauge("rocketns_ready", up)
 	metrics.WriteProcessMetrics(w)
-}
-
-func (s *Server) connCount() int {
-	s.connsMu.Lock()
-	defer s.connsMu.Unlock()
-	return len(s.conns)
 }
 
 // logSummary writes the per-minute line: table sizes and, per request

@@ -98,35 +98,35 @@ func TestMetricsCountTraffic(t *testing.T) {
 			t.Fatalf("%s: code %d %s", what, resp.Code, resp.Remark)
 		}
 	}
-	ok(client.call(registerFrame(t, 1, "c1", "broker-b", "127.0.0.1:10921", 0, "T1", "T2")), "register broker-b")
+	ok(client.Call(registerFrame(t, 1, "c1", "broker-b", "127.0.0.1:10921", 0, "T1", "T2")), "register broker-b")
 	brokerA := dialWire(t, s.Addr())
-	ok(brokerA.call(registerFrame(t, 1, "c1", "broker-a", "127.0.0.1:10911", 0, "T1", "T3")), "register broker-a")
-	ok(brokerA.call(registerFrame(t, 2, "c1", "broker-a", "127.0.0.1:10911", 0, "T1", "T3")), "re-register broker-a")
+	ok(brokerA.Call(registerFrame(t, 1, "c1", "broker-a", "127.0.0.1:10911", 0, "T1", "T3")), "register broker-a")
+	ok(brokerA.Call(registerFrame(t, 2, "c1", "broker-a", "127.0.0.1:10911", 0, "T1", "T3")), "re-register broker-a")
 
 	const routeQueries = 20
 	for i := 0; i < routeQueries; i++ {
-		ok(client.call(request(codec.GetRouteInfoByTopic, int32(10+i), "topic", "T1")), "route T1")
+		ok(client.Call(request(codec.GetRouteInfoByTopic, int32(10+i), "topic", "T1")), "route T1")
 	}
-	if resp := client.call(request(codec.GetRouteInfoByTopic, 100, "topic", "Nope")); resp.Code != codec.TopicNotExist {
+	if resp := client.Call(request(codec.GetRouteInfoByTopic, 100, "topic", "Nope")); resp.Code != codec.TopicNotExist {
 		t.Fatalf("route of an unknown topic: code %d", resp.Code)
 	}
-	if resp := client.call(request(codec.PutKVConfig, 101, "namespace", "NamespaceX", "key", "KeyX", "value", "v")); resp.Code != codec.NoPermission {
+	if resp := client.Call(request(codec.PutKVConfig, 101, "namespace", "NamespaceX", "key", "KeyX", "value", "v")); resp.Code != codec.NoPermission {
 		t.Fatalf("PUT_KV_CONFIG from outside adminAllowCIDRs: code %d", resp.Code)
 	}
 
-	brokerA.nc.Close()
+	brokerA.NC.Close()
 	waitClosed("broker-a")
 
 	bad := dialWire(t, s.Addr())
-	bad.sendRaw([]byte{0x7f, 0xff, 0xff, 0xff}) // a length beyond frameMaxLength
-	if !bad.closedByPeer() {
+	bad.SendRaw([]byte{0x7f, 0xff, 0xff, 0xff}) // a length beyond frameMaxLength
+	if !bad.ClosedByPeer() {
 		t.Fatal("oversized frame: connection left open")
 	}
 	waitClosed("bad frame")
 
 	// T1 lost broker-a's queues, so its cached body went; this query
 	// caches the one body the table now holds.
-	resp := client.call(request(codec.GetRouteInfoByTopic, 102, "topic", "T1"))
+	resp := client.Call(request(codec.GetRouteInfoByTopic, 102, "topic", "T1"))
 	ok(resp, "route T1 after broker-a left")
 
 	after := scrape(t, s)
@@ -232,8 +232,8 @@ func checkLabels(t *testing.T, series map[string]float64, forbidden ...string) {
 }
 
 func isCodeName(name string) bool {
-	for _, c := range metricCodes {
-		if codec.RequestCodeName(c) == name {
+	for _, c := range (&Server{}).codeTable() {
+		if codec.RequestCodeName(c.code) == name {
 			return true
 		}
 	}
@@ -432,15 +432,15 @@ func TestMinuteSummary(t *testing.T) {
 func TestRouteHistogramCountsOneQueryConnectionsOnce(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.AdminListen = "127.0.0.1:0"
-	s, _ := startServer(t, cfg, nil)
+	s, _ := startServer(t, cfg)
 	before := scrape(t, s)
 	const conns = 10
 	for i := 0; i < conns; i++ {
 		w := dialWire(t, s.Addr())
-		if resp := w.call(request(codec.GetRouteInfoByTopic, 1, "topic", "Nope")); resp.Code != codec.TopicNotExist {
+		if resp := w.Call(request(codec.GetRouteInfoByTopic, 1, "topic", "Nope")); resp.Code != codec.TopicNotExist {
 			t.Fatalf("route of an unknown topic: code %d", resp.Code)
 		}
-		w.nc.Close()
+		w.NC.Close()
 	}
 	after := scrape(t, s)
 	reqs := after[`rocketns_requests_total{code="GET_ROUTEINFO_BY_TOPIC"}`] - before[`rocketns_requests_total{code="GET_ROUTEINFO_BY_TOPIC"}`]

@@ -33,8 +33,8 @@ func TestNotifyOutlivesItsRequestBuffer(t *testing.T) {
 	addr2, got2 := fakeBrokerPort(t)
 	addr1 := "127.0.0.1:1" // the address that goes offline
 	topics := []body.TopicConfig{topicCfg("T", 4, 6, 0), topicCfg("U", 4, 6, 0)}
-	mustOK(t, w.call(brokerReg{cluster: "c", name: "a", addr: addr2, id: 2, acting: true, counter: 1, topics: topics}.frame(t, 1)), "id 2")
-	mustOK(t, w.call(brokerReg{cluster: "c", name: "a", addr: addr1, id: 1, acting: true, counter: 1, topics: topics}.frame(t, 2)), "id 1")
+	mustOK(t, w.Call(brokerReg{cluster: "c", name: "a", addr: addr2, id: 2, acting: true, counter: 1, topics: topics}.frame(t, 1)), "id 2")
+	mustOK(t, w.Call(brokerReg{cluster: "c", name: "a", addr: addr1, id: 1, acting: true, counter: 1, topics: topics}.frame(t, 2)), "id 1")
 	close(first) // let the registration's notification go
 	<-got2
 	s.admin.notify.wait()
@@ -43,11 +43,11 @@ func TestNotifyOutlivesItsRequestBuffer(t *testing.T) {
 	// buffer that Release gives back to the pool.
 	pad := strings.Repeat("p", 12000)
 	unreg := request(codec.UnregisterBroker, 3, "brokerName", "a", "brokerAddr", addr1, "clusterName", "c", "brokerId", "1", "pad", pad)
-	mustOK(t, w.call(unreg), "unregister")
+	mustOK(t, w.Call(unreg), "unregister")
 	// Same-sized frames with other bytes reuse that buffer.
 	for i := 0; i < 20; i++ {
 		other := request(codec.GetKVConfig, int32(10+i), "namespace", "n", "key", "kkkkkkkkkkkk", "pad", strings.Repeat("Z", 12000+len(addr1)+len("brokerAddr")+len("brokerName")+len("clusterName")+len("brokerId")+3-len("namespace")-len("key")-13))
-		w.call(other)
+		w.Call(other)
 	}
 	close(second)
 	<-got2

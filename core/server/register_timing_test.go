@@ -1,6 +1,7 @@
 // register_timing_test.go measures a big broker's registration in process:
 // the frame read from a netpoll buffer, CRC-checked, decoded and applied,
 // with the reply encoded; no sockets, so the figure is the server's own cost.
+
 package server
 
 import (
@@ -10,9 +11,9 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/cloudwego/netpoll"
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/codec/body"
+	"github.com/rocketns/rocketns/core/remoting"
 )
 
 func bigRegistrationFrame(tb testing.TB, topics int, counter int64) []byte {
@@ -35,72 +36,79 @@ func bigRegistrationFrame(tb testing.TB, topics int, counter int64) []byte {
 
 // registerOnce feeds one frame through the connection path and checks the
 // reply is SUCCESS.
-func registerOnce(tb testing.TB, s *Server, c *conn, frame []byte) {
-	in := netpoll.NewLinkBuffer()
-	if _, err := in.WriteBinary(frame); err != nil {
+func registerOnce(tb testing.TB, p *remoting.Pipe, frame []byte) {
+	if err := p.Send(frame); err != nil {
 		tb.Fatal(err)
 	}
-	in.Flush()
-	if err := codec.ReadCommand(in, 1<<30, &c.req); err != nil {
-		tb.Fatal(err)
+	if !p.Serve() {
+		tb.Fatal("connection closed")
 	}
-	s.handle(c)
-	in.Release()
-	c.out.Flush()
-	out := c.out.(*netpoll.LinkBuffer)
-	p, _ := out.Next(out.Len())
+	out := p.Replies()
 	var resp codec.Command
-	if err := codec.Decode(p[4:], &resp); err != nil || resp.Code != codec.Success {
+	if err := codec.Decode(out[4:], &resp); err != nil || resp.Code != codec.Success {
 		tb.Fatalf("register: %v code %d %s", err, resp.Code, resp.Remark)
 	}
-	out.Release()
-	c.releaseHeld()
+}
+
+// bigFrameServer accepts frames as large as a 100k-topic registration.
+func bigFrameServer(b *testing.B) (*Server, *remoting.Pipe) {
+	cfg := testConfig(b)
+	cfg.FrameMaxLength = 1 << 30
+	s, err := New(cfg, quietLog)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s, pipe(b, s)
 }
 
 func BenchmarkRegisterBigInProcess(b *testing.B) {
 	const topics = 100000
 	first := bigRegistrationFrame(b, topics, 1)
 	second := bigRegistrationFrame(b, topics, 2)
-	newConn := func(s *Server) *conn { return &conn{pool: &s.bufPool, out: netpoll.NewLinkBuffer(), peer: "bench"} }
 	b.Run("first", func(b *testing.B) {
 		b.SetBytes(int64(len(first)))
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
 			b.StopTimer()
-			s, err := New(testConfig(b), quietLog)
-			if err != nil {
-				b.Fatal(err)
-			}
-			c := newConn(s)
+			_, p := bigFrameServer(b)
 			b.StartTimer()
-			registerOnce(b, s, c, first)
+			registerOnce(b, p, first)
 		}
 	})
 	b.Run("unchanged", func(b *testing.B) {
-		s, _ := New(testConfig(b), quietLog)
-		c := newConn(s)
-		registerOnce(b, s, c, first)
+		_, p := bigFrameServer(b)
+		registerOnce(b, p, first)
 		b.SetBytes(int64(len(first)))
 		b.ReportAllocs()
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
-			registerOnce(b, s, c, first)
+			registerOnce(b, p, first)
 		}
 	})
 	b.Run("new-version", func(b *testing.B) {
-		s, _ := New(testConfig(b), quietLog)
-		c := newConn(s)
+		_, p := bigFrameServer(b)
 		b.SetBytes(int64(len(first)))
 		b.ReportAllocs()
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
 			if i%2 == 0 {
-				registerOnce(b, s, c, first)
+				registerOnce(b, p, first)
 			} else {
-				registerOnce(b, s, c, second)
+				registerOnce(b, p, second)
 			}
 		}
 	})
+}
+
+// pipe is an in-process connection to s's listener, which it builds
+// without starting it.
+func pipe(tb testing.TB, s *Server) *remoting.Pipe {
+	tb.Helper()
+	r, err := s.listener()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return r.Pipe("bench")
 }
 
 var quietLog = slog.New(slog.DiscardHandler)

@@ -1,11 +1,10 @@
-// remark_test.go: remarks that quote request text stay bounded, and a
-// response too large to frame is answered with an error the peer can read.
+// remark_test.go checks that remarks quoting request text stay bounded.
+
 package server
 
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"io"
 	"strconv"
 	"strings"
@@ -14,12 +13,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/rocketns/rocketns/codec"
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 )
 
 // rawJSONRequest sends a JSON header built by hand: codec's encoder would
 // escape the control bytes the header scanner accepts raw, as fastjson does.
-func rawJSONRequest(w *wire, code, opaque int32, ext ...string) {
-	w.t.Helper()
+func rawJSONRequest(w *remotingtest.Wire, code, opaque int32, ext ...string) {
+	w.T.Helper()
 	h := []byte(`{"code":` + strconv.Itoa(int(code)) + `,"extFields":{`)
 	for i := 0; i+1 < len(ext); i += 2 {
 		if i > 0 {
@@ -30,20 +30,20 @@ func rawJSONRequest(w *wire, code, opaque int32, ext ...string) {
 	h = append(h, `},"flag":0,"language":"JAVA","opaque":`+strconv.Itoa(int(opaque))+`,"version":479}`...)
 	frame := binary.BigEndian.AppendUint32(nil, uint32(4+len(h)))
 	frame = binary.BigEndian.AppendUint32(frame, uint32(len(h)))
-	w.sendRaw(append(frame, h...))
+	w.SendRaw(append(frame, h...))
 }
 
 // recvSized reads one frame and returns it decoded with its size on the
 // wire, prefix included.
-func recvSized(t *testing.T, w *wire) (*codec.Command, int) {
+func recvSized(t *testing.T, w *remotingtest.Wire) (*codec.Command, int) {
 	t.Helper()
-	w.nc.SetReadDeadline(time.Now().Add(30 * time.Second))
+	w.NC.SetReadDeadline(time.Now().Add(30 * time.Second))
 	var pre [4]byte
-	if _, err := io.ReadFull(w.nc, pre[:]); err != nil {
+	if _, err := io.ReadFull(w.NC, pre[:]); err != nil {
 		t.Fatal(err)
 	}
 	frame := make([]byte, binary.BigEndian.Uint32(pre[:]))
-	if _, err := io.ReadFull(w.nc, frame); err != nil {
+	if _, err := io.ReadFull(w.NC, frame); err != nil {
 		t.Fatal(err)
 	}
 	c := new(codec.Command)
@@ -64,7 +64,7 @@ func wantEchoed(t *testing.T, remark, in string) {
 }
 
 func TestRemarkEchoOfControlBytesIsBounded(t *testing.T) {
-	s, _ := startServer(t, testConfig(t), nil)
+	s, _ := startServer(t, testConfig(t))
 	w := dialWire(t, s.Addr())
 	// Each raw 0x01 would be written back as the 6-byte \u0001.
 	long := string(bytes.Repeat([]byte{0x01}, 1<<20))
@@ -103,31 +103,31 @@ func TestRemarkEchoOfControlBytesIsBounded(t *testing.T) {
 
 // Names Java accepts are quoted whole, so those answers stay Java's.
 func TestRemarkEchoOfNormalNamesIsWhole(t *testing.T) {
-	s, _ := startServer(t, testConfig(t), nil)
+	s, _ := startServer(t, testConfig(t))
 	w := dialWire(t, s.Addr())
 	topic := strings.Repeat("t", 127)
-	resp := w.call(request(codec.GetRouteInfoByTopic, 1, "topic", topic))
+	resp := w.Call(request(codec.GetRouteInfoByTopic, 1, "topic", topic))
 	if want := "No topic route info in name server for the topic: " + topic + faqSuffix; resp.Code != codec.TopicNotExist || resp.Remark != want {
 		t.Fatalf("code %d remark %q, want %q", resp.Code, resp.Remark, want)
 	}
 	ns, key := strings.Repeat("n", maxEcho), strings.Repeat("é", 100)
-	resp = w.call(request(codec.GetKVConfig, 2, "namespace", ns, "key", key))
+	resp = w.Call(request(codec.GetKVConfig, 2, "namespace", ns, "key", key))
 	if want := "No config item, Namespace: " + ns + " Key: " + key; resp.Code != codec.QueryNotFound || resp.Remark != want {
 		t.Fatalf("code %d remark %q, want %q", resp.Code, resp.Remark, want)
 	}
 }
 
 func TestConfigUpdateRemarkEchoIsBounded(t *testing.T) {
-	s, _ := startServer(t, adminConfig(t), nil)
+	s, _ := startServer(t, adminConfig(t))
 	w := dialWire(t, s.Addr())
 	key := strings.Repeat("\x01", 1<<20)
-	resp := w.call(configUpdate(1, key+"=1\n"))
+	resp := w.Call(configUpdate(1, key+"=1\n"))
 	if resp.Code != codec.NoPermission {
 		t.Fatalf("code %d remark %.100q", resp.Code, resp.Remark)
 	}
 	wantEchoed(t, resp.Remark, key)
 	value := strings.Repeat("x", 1<<20)
-	resp = w.call(configUpdate(2, "orderMessageEnable=true\nwaitSecondsForService="+value+"\n"))
+	resp = w.Call(configUpdate(2, "orderMessageEnable=true\nwaitSecondsForService="+value+"\n"))
 	if resp.Code != codec.SystemError || len(resp.Remark) > 4*maxEcho {
 		t.Fatalf("bad value: code %d remark of %d bytes: %.300q", resp.Code, len(resp.Remark), resp.Remark)
 	}
@@ -161,45 +161,5 @@ func TestEchoedCutsOnRuneBoundary(t *testing.T) {
 		if tc.validOut && !utf8.ValidString(out) {
 			t.Fatalf("%d bytes: cut inside a rune: %q", len(tc.in), out)
 		}
-	}
-}
-
-func TestEncodeReplyAnswersOversizedResponse(t *testing.T) {
-	for _, typ := range []byte{codec.SerializeJSON, codec.SerializeRocketMQ} {
-		// JSON writes each byte as a 6-byte escape; binary writes it raw.
-		n := 3 << 20
-		if typ == codec.SerializeRocketMQ {
-			n = 17 << 20
-		}
-		resp := &codec.Command{Code: codec.Success, Flag: codec.FlagResponse, Opaque: 42, Version: codec.ServerVersion,
-			SerializeType: typ, Body: []byte("body")}
-		resp.SetExt("value", strings.Repeat("\x01", n))
-		dst := []byte("queued")
-		out, err := encodeReply(dst, resp)
-		var ee *codec.EncodeError
-		if !errors.As(err, &ee) {
-			t.Fatalf("type %d: error %v, want an *codec.EncodeError", typ, err)
-		}
-		if !bytes.HasPrefix(out, []byte("queued")) || len(out) > 1024 {
-			t.Fatalf("type %d: %d bytes queued", typ, len(out))
-		}
-		if resp.Body != nil || len(resp.Ext) != 0 || resp.HasExt {
-			t.Fatalf("type %d: replacement keeps body %d bytes, ext %d", typ, len(resp.Body), len(resp.Ext))
-		}
-		var got codec.Command
-		if err := codec.Decode(out[len("queued")+4:], &got); err != nil {
-			t.Fatalf("type %d: replacement does not decode: %v", typ, err)
-		}
-		if got.Code != codec.SystemError || got.Opaque != 42 || !got.IsResponse() || got.SerializeType != typ ||
-			!strings.Contains(got.Remark, "header-length field") {
-			t.Fatalf("type %d: replacement %+v", typ, got)
-		}
-	}
-	// A response that fits is written as it is.
-	resp := &codec.Command{Code: codec.Success, Flag: codec.FlagResponse, Opaque: 1}
-	resp.SetExt("value", "v")
-	out, err := encodeReply(nil, resp)
-	if err != nil || !bytes.Equal(out, codec.AppendFramePrefix(nil, resp, 0)) {
-		t.Fatalf("%v: %q", err, out)
 	}
 }

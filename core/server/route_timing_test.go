@@ -1,31 +1,31 @@
 // route_timing_test.go measures the route query walk in process, without
-// sockets: decode from a netpoll buffer, look up, encode the response into a
-// netpoll buffer. It is the hot path the server runs per GET_ROUTEINFO_BY_TOPIC.
+// sockets: decode from a netpoll buffer, look up, encode the reply into a
+// netpoll buffer and flush it, through the listener's own connection loop.
+// It is the hot path the server runs per GET_ROUTEINFO_BY_TOPIC.
+
 package server
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 
-	"github.com/cloudwego/netpoll"
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/codec/body"
+	"github.com/rocketns/rocketns/core/remoting"
 	"github.com/rocketns/rocketns/core/route"
 )
 
-// routeWalk is one connection's worth of state for driving handle directly.
+// routeWalk is one in-process connection asking one route.
 type routeWalk struct {
 	s     *Server
-	c     *conn
-	in    *netpoll.LinkBuffer
-	out   *netpoll.LinkBuffer
+	p     *remoting.Pipe
 	frame []byte
 }
 
 func newRouteWalk(tb testing.TB, version int32) *routeWalk {
 	tb.Helper()
-	cfg := testConfig(tb)
-	s, err := New(cfg, quietLog)
+	s, err := New(testConfig(tb), quietLog)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -41,33 +41,21 @@ func newRouteWalk(tb testing.TB, version int32) *routeWalk {
 			tb.Fatal(err)
 		}
 	}
-	out := netpoll.NewLinkBuffer()
-	w := &routeWalk{s: s, in: netpoll.NewLinkBuffer(), out: out,
-		c: &conn{pool: &s.bufPool, out: out, peer: "bench"}}
 	req := &codec.Command{Code: codec.GetRouteInfoByTopic, Version: version, Opaque: 1, Language: 9, HasExt: true}
 	req.SetExt("topic", "Topic-42")
-	w.frame = codec.AppendFrame(nil, req)
-	return w
+	return &routeWalk{s: s, p: pipe(tb, s), frame: codec.AppendFrame(nil, req)}
 }
 
-// once runs one request through decode, lookup and encode, and returns the
-// response size.
-func (w *routeWalk) once(tb testing.TB) int {
-	if _, err := w.in.WriteBinary(w.frame); err != nil {
+// once serves frames (one request or a batch) and returns the size of the
+// replies.
+func (w *routeWalk) once(tb testing.TB, frames []byte) int {
+	if err := w.p.Send(frames); err != nil {
 		tb.Fatal(err)
 	}
-	w.in.Flush()
-	if err := codec.ReadCommand(w.in, codec.DefaultMaxFrame, &w.c.req); err != nil {
-		tb.Fatal(err)
+	if !w.p.Serve() {
+		tb.Fatal("connection closed")
 	}
-	w.s.handle(w.c)
-	w.in.Release()
-	w.out.Flush()
-	n := w.out.Len()
-	w.out.Skip(n)
-	w.out.Release()
-	w.c.releaseHeld()
-	return n
+	return w.p.Drain()
 }
 
 func TestRouteWalkAllocatesNothing(t *testing.T) {
@@ -76,12 +64,34 @@ func TestRouteWalkAllocatesNothing(t *testing.T) {
 	}
 	for _, v := range []int32{317, 479} {
 		w := newRouteWalk(t, v)
-		if n := w.once(t); n < 200 {
+		if n := w.once(t, w.frame); n < 200 {
 			t.Fatalf("version %d: response of %d bytes is not a route", v, n)
 		}
-		if allocs := testing.AllocsPerRun(1000, func() { w.once(t) }); allocs != 0 {
+		if allocs := testing.AllocsPerRun(1000, func() { w.once(t, w.frame) }); allocs != 0 {
 			t.Fatalf("version %d: %.1f allocations per route query, want 0", v, allocs)
 		}
+	}
+}
+
+// A batch of complete route queries buffered at once goes through the
+// connection's own loop (the completeness checks, the dispatch, the flush)
+// without allocating.
+func TestPipelinedRouteQueriesAllocateNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
+	const frames = 16
+	w := newRouteWalk(t, 479)
+	one := w.once(t, w.frame)
+	batch := bytes.Repeat(w.frame, frames)
+	run := func() {
+		if n := w.once(t, batch); n != frames*one {
+			t.Fatalf("%d response bytes flushed, want %d", n, frames*one)
+		}
+	}
+	run()
+	if allocs := testing.AllocsPerRun(200, run); allocs != 0 {
+		t.Fatalf("%.1f allocations per batch of %d pipelined route queries, want 0", allocs, frames)
 	}
 }
 
@@ -92,11 +102,11 @@ func BenchmarkRouteQueryInProcess(b *testing.B) {
 	}{{"legacy", 317}, {"standard", 479}} {
 		b.Run(tc.name, func(b *testing.B) {
 			w := newRouteWalk(b, tc.version)
-			b.SetBytes(int64(w.once(b)))
+			b.SetBytes(int64(w.once(b, w.frame)))
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				w.once(b)
+				w.once(b, w.frame)
 			}
 		})
 	}
@@ -126,7 +136,7 @@ func TestOrderedRouteWalkAllocatesNothing(t *testing.T) {
 		t.Skip("the race detector allocates on its own")
 	}
 	w := newRouteWalk(t, 479)
-	plain := w.once(t)
+	plain := w.once(t, w.frame)
 	cfg := *w.s.conf()
 	cfg.OrderMessageEnable = true
 	w.s.admin.cfg.Store(&cfg)
@@ -134,10 +144,10 @@ func TestOrderedRouteWalkAllocatesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The answer grows by exactly the orderTopicConf member.
-	if n, want := w.once(t), plain+len(`"orderTopicConf":"broker-a:4;broker-b:4",`); n != want {
+	if n, want := w.once(t, w.frame), plain+len(`"orderTopicConf":"broker-a:4;broker-b:4",`); n != want {
 		t.Fatalf("ordered answer %d bytes, want %d", n, want)
 	}
-	if allocs := testing.AllocsPerRun(1000, func() { w.once(t) }); allocs != 0 {
+	if allocs := testing.AllocsPerRun(1000, func() { w.once(t, w.frame) }); allocs != 0 {
 		t.Fatalf("%.1f allocations per ordered route query, want 0", allocs)
 	}
 }

@@ -1,7 +1,7 @@
-// Package server is the NameServer's network side: the netpoll event loop,
-// per-connection state, dispatch by request code, and the periodic tasks
-// (liveness scan, idle connections, KV dump). How a route is built lives in
-// core/route; this package only wires requests to it.
+// Package server is the NameServer: its request handlers and dispatch
+// table on a remoting listener, the periodic tasks (liveness scan, KV
+// dump), the 905 notifier, metrics and the admin listener. How a route is
+// built lives in core/route, how requests travel in core/remoting.
 package server
 
 import (
@@ -16,11 +16,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cloudwego/netpoll"
+	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/core/kv"
+	"github.com/rocketns/rocketns/core/remoting"
 	"github.com/rocketns/rocketns/core/route"
-	"github.com/valyala/bytebufferpool"
 )
 
 // Server is one NameServer. Everything it owns is reachable from here; there
@@ -31,20 +31,12 @@ type Server struct {
 	routes *route.Table
 	kv     *kv.Store
 
-	loop     netpoll.EventLoop
-	ln       netpoll.Listener
-	serveErr chan error
+	// remote is the remoting listener, built by Start (or by a test's
+	// pipe) from the dispatch table.
+	remote *remoting.Server
 
 	started time.Time
-	now     atomic.Int64 // unix ms, refreshed every tick; a coarse clock for idle checks
 
-	connsMu  sync.Mutex
-	conns    map[route.ConnID]*conn
-	nextConn atomic.Uint64
-
-	bufPool bytebufferpool.Pool
-	// extraHandlers lets tests add codes (a handler that panics, say).
-	extraHandlers map[int32]handler
 	// admin holds the run-time configuration and the 905 sender
 	// (handlers_config.go, notify.go).
 	admin adminState
@@ -54,14 +46,9 @@ type Server struct {
 	// queries a pool of their own for the same reason).
 	regSlots chan struct{}
 
-	// tls serves the TLS connections; nil when tls.server.mode is disabled.
+	// tls is the certificate material; nil when tls.server.mode is
+	// disabled.
 	tls *tlsServer
-	// tlsConns counts the goroutines serving TLS connections.
-	tlsConns sync.WaitGroup
-
-	// refused and refusedLogAt rate-limit the maxConnections log line.
-	refused      atomic.Int64
-	refusedLogAt atomic.Int64
 
 	hooks hooks
 
@@ -71,10 +58,19 @@ type Server struct {
 	adminHTTP adminHTTP
 	listening atomic.Bool
 
-	inflight *gate
-	closing  atomic.Bool
-	stop     chan struct{}
-	tasks    sync.WaitGroup
+	closing atomic.Bool
+	stop    chan struct{}
+	tasks   sync.WaitGroup
+}
+
+// hooks let tests observe events that have no other outside effect. All nil
+// in production.
+type hooks struct {
+	// connClosed runs after a connection's brokers were dropped.
+	connClosed func(id route.ConnID)
+	// shutdownBegun runs in Shutdown once the server counts as shutting
+	// down, before anything is stopped.
+	shutdownBegun func()
 }
 
 // New builds a server from cfg and loads the KV store at cfg.KVConfigPath. A
@@ -89,15 +85,14 @@ func New(cfg *config.Config, log *slog.Logger) (*Server, error) {
 		return nil, fmt.Errorf("load kv config: %w", err)
 	}
 	s := &Server{
-		inflight: newGate(),
 		cfg:      cfg,
 		log:      log,
 		kv:       store,
-		conns:    make(map[route.ConnID]*conn),
 		stop:     make(chan struct{}),
 		regSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)),
-		serveErr: make(chan error, 1),
-		metrics:  newServerMetrics(),
+	}
+	if s.metrics, err = newServerMetrics(s.codeTable()); err != nil {
+		return nil, err
 	}
 	if s.tls, err = newTLSServer(cfg, log); err != nil {
 		return nil, err
@@ -116,34 +111,74 @@ func (s *Server) clock() int64 { return time.Now().UnixMilli() }
 // Routes exposes the route table (for tests and the process's own status).
 func (s *Server) Routes() *route.Table { return s.routes }
 
+// listener builds the remoting listener once: the dispatch table, the
+// limits and TLS from the configuration, and the hooks that tie
+// connections to brokers and requests to the metrics.
+func (s *Server) listener() (*remoting.Server, error) {
+	if s.remote != nil {
+		return s.remote, nil
+	}
+	cfg := s.cfg
+	o := remoting.Options{
+		Addr:                    net.JoinHostPort(cfg.BindAddress, strconv.Itoa(cfg.ListenPort)),
+		Log:                     s.log,
+		Routes:                  s.dispatchTable(),
+		Version:                 codec.ServerVersion,
+		MaxFrame:                cfg.FrameMaxLength,
+		MaxConnections:          cfg.MaxConnections,
+		IdleTimeout:             secondsDuration(cfg.ServerChannelMaxIdleTimeSeconds),
+		WriteTimeout:            secondsDuration(cfg.ServerWriteTimeoutSeconds),
+		MaxPendingRequestBytes:  cfg.MaxPendingRequestBytes,
+		MaxPendingResponseBytes: cfg.MaxPendingResponseBytes,
+		ConnClosed:              s.onConnClosed,
+		Observe:                 s.metrics.observe,
+		Refused:                 s.logRefusal,
+		Events: remoting.Events{
+			FrameRejected: s.metrics.badFrame,
+			ConnRefused:   s.metrics.connRefused.Inc,
+			TLSHandshake:  s.metrics.tlsHandshake,
+		},
+	}
+	if s.tls != nil {
+		o.TLS = &remoting.TLS{Config: s.tls.base, Enforce: s.tls.mode == config.TLSEnforcing, HandshakeTimeout: tlsHandshakeTimeout}
+	}
+	r, err := remoting.New(o)
+	if err != nil {
+		return nil, err
+	}
+	s.remote = r
+	return r, nil
+}
+
+// onConnClosed unregisters every broker whose latest registration came
+// over the connection (Java 4.9.8 drops only one of them).
+func (s *Server) onConnClosed(id remoting.ConnID) {
+	for _, ev := range s.routes.ConnClosed(route.ConnID(id)) {
+		s.logEviction(ev)
+	}
+	if h := s.hooks.connClosed; h != nil {
+		h(route.ConnID(id))
+	}
+}
+
 // Start listens on cfg.BindAddress:cfg.ListenPort and serves in the
 // background until Shutdown.
 func (s *Server) Start() error {
 	if err := s.listenAdmin(); err != nil {
 		return err
 	}
-	addr := net.JoinHostPort(s.cfg.BindAddress, strconv.Itoa(s.cfg.ListenPort))
-	ln, err := netpoll.CreateListener("tcp", addr)
+	r, err := s.listener()
+	if err == nil {
+		err = r.Start()
+	}
 	if err != nil {
 		s.closeAdmin(context.Background())
-		return fmt.Errorf("listen %s: %w", addr, err)
+		return err
 	}
-	loop, err := netpoll.NewEventLoop(s.onRequest,
-		netpoll.WithOnPrepare(s.onPrepare),
-	)
-	if err != nil {
-		ln.Close()
-		s.closeAdmin(context.Background())
-		return fmt.Errorf("event loop: %w", err)
-	}
-	s.ln, s.loop = ln, loop
 	s.started = time.Now()
-	s.now.Store(s.started.UnixMilli())
-	go func() { s.serveErr <- loop.Serve(ln) }()
 	s.listening.Store(true)
 	s.serveAdmin()
 
-	s.every(time.Second, s.tick)
 	scan := time.Duration(s.cfg.ScanNotActiveBrokerInterval) * time.Millisecond
 	if scan <= 0 {
 		scan = 5 * time.Second
@@ -166,10 +201,10 @@ func (s *Server) Start() error {
 // 0.0.0.0 reads as 0.0.0.0 (as in Java's banner) rather than as the [::]
 // of Go's dual-stack listener.
 func (s *Server) Addr() string {
-	if s.ln == nil {
+	if s.remote == nil || s.remote.Addr() == nil {
 		return ""
 	}
-	a := s.ln.Addr().String()
+	a := s.remote.Addr().String()
 	if s.cfg.BindAddress == "" {
 		return a
 	}
@@ -189,31 +224,15 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if !s.closing.CompareAndSwap(false, true) {
 		return errors.New("server already shut down")
 	}
-	s.closeWaiting()
 	close(s.stop)
 	if h := s.hooks.shutdownBegun; h != nil {
 		h()
 	}
 	var errs []error
-	if s.loop != nil {
-		// netpoll's Shutdown closes the listener and idle connections,
-		// and waits for the others to become idle.
-		if err := s.loop.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-			errs = append(errs, fmt.Errorf("stop event loop: %w", err))
+	if s.remote != nil {
+		if err := s.remote.Shutdown(ctx); err != nil {
+			errs = append(errs, err)
 		}
-	}
-	select {
-	case <-s.inflight.close():
-	case <-ctx.Done():
-		errs = append(errs, fmt.Errorf("waiting for in-flight requests: %w", ctx.Err()))
-	}
-	for _, c := range s.snapshotConns() {
-		c.close()
-	}
-	// TLS goroutines end once their sockets are closed; one being handed
-	// off right now sees closing and ends too (serveTLS).
-	if err := waitOrDone(ctx, s.tlsConns.Wait); err != nil {
-		errs = append(errs, fmt.Errorf("waiting for tls connections: %w", err))
 	}
 	s.tasks.Wait()
 	if err := s.kv.Flush(); err != nil {
@@ -223,37 +242,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
-}
-
-// closeWaiting closes the connections blocked on a partial frame. It is one
-// half of a pair with startWaiting: Shutdown sets closing and then looks at
-// each conn's waiting flag, a conn sets waiting and then looks at closing,
-// so whatever the interleaving at least one of them sees the other and no
-// waiting connection is left open to hold the event loop's shutdown.
-func (s *Server) closeWaiting() {
-	for _, c := range s.snapshotConns() {
-		if c.waiting.Load() {
-			c.close()
-		}
-	}
-}
-
-// waitOrDone runs wait on a goroutine and returns when it returns or when
-// ctx ends. After ctx ends the goroutine lives on until wait returns, which
-// the connections Shutdown closes next make happen; each call has a channel
-// of its own, so a late return closes nothing that is not its own.
-func waitOrDone(ctx context.Context, wait func()) error {
-	done := make(chan struct{})
-	go func() {
-		wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // every runs fn at each period until Shutdown.
@@ -272,25 +260,6 @@ func (s *Server) every(period time.Duration, fn func()) {
 			}
 		}
 	}()
-}
-
-// tick refreshes the coarse clock and closes connections idle (nothing read
-// and nothing written) for longer than serverChannelMaxIdleTimeSeconds, as
-// the Java server's IdleStateHandler does. netpoll's own idle timeout is TCP
-// keepalive, which is not the same thing. It also closes connections whose
-// unread input passed maxPendingRequestBytes (checkInput).
-func (s *Server) tick() {
-	now := time.Now().UnixMilli()
-	s.now.Store(now)
-	idle := int64(s.cfg.ServerChannelMaxIdleTimeSeconds) * 1000
-	for _, c := range s.snapshotConns() {
-		if idle > 0 && now-c.lastActive.Load() > idle {
-			s.log.Info("closing idle connection", "peer", c.peer, "idle_seconds", s.cfg.ServerChannelMaxIdleTimeSeconds)
-			c.close()
-			continue
-		}
-		s.checkInput(c)
-	}
 }
 
 func (s *Server) scanExpired() {
@@ -318,12 +287,19 @@ func (s *Server) dumpKV() {
 	}
 }
 
-func (s *Server) snapshotConns() []*conn {
-	s.connsMu.Lock()
-	out := make([]*conn, 0, len(s.conns))
-	for _, c := range s.conns {
-		out = append(out, c)
+// maxFrame is frameMaxLength, which also bounds what a compressed
+// registration may inflate to.
+func (s *Server) maxFrame() int {
+	if s.cfg.FrameMaxLength > 0 {
+		return s.cfg.FrameMaxLength
 	}
-	s.connsMu.Unlock()
-	return out
+	return codec.DefaultMaxFrame
+}
+
+// connCount is the number of remoting connections open now.
+func (s *Server) connCount() int {
+	if s.remote == nil {
+		return 0
+	}
+	return s.remote.ConnCount()
 }

@@ -1,16 +1,13 @@
-// server_test.go drives the server over real loopback connections: dispatch,
-// response rules, oneway, broken frames, panics, idle and closing
-// connections.
+// server_test.go drives the NameServer over real loopback connections: its
+// dispatch table and reply rules, oneway requests, header fields, KV, and
+// the brokers a closed connection takes with it.
+
 package server
 
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
-	"errors"
-	"io"
 	"log/slog"
-	"net"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -20,6 +17,7 @@ import (
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/codec/body"
 	"github.com/rocketns/rocketns/core/config"
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 )
 
 func testConfig(t testing.TB) *config.Config {
@@ -83,103 +81,20 @@ func startHooked(t *testing.T, cfg *config.Config, setup func(*Server)) (*Server
 	return s, logs
 }
 
-func startServer(t *testing.T, cfg *config.Config, extra map[int32]handler) (*Server, *lockedBuffer) {
+func startServer(t *testing.T, cfg *config.Config) (*Server, *lockedBuffer) {
 	t.Helper()
-	return startHooked(t, cfg, func(s *Server) { s.extraHandlers = extra })
+	return startHooked(t, cfg, nil)
 }
 
-// wire is a bare connection speaking frames, so tests control every byte.
-type wire struct {
-	t  *testing.T
-	nc net.Conn
-}
+// dialWire and request are remotingtest's.
+func dialWire(t *testing.T, addr string) *remotingtest.Wire { return remotingtest.Dial(t, addr) }
 
-func dialWire(t *testing.T, addr string) *wire {
-	t.Helper()
-	nc, err := net.DialTimeout("tcp", addr, 2*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	return &wire{t: t, nc: nc}
-}
-
-func (w *wire) sendRaw(b []byte) {
-	w.t.Helper()
-	if _, err := w.nc.Write(b); err != nil {
-		w.t.Fatalf("write: %v", err)
-	}
-}
-
-func (w *wire) send(c *codec.Command) {
-	w.t.Helper()
-	w.sendRaw(codec.AppendFrame(nil, c))
-}
-
-// recv reads one frame; the returned command owns its memory.
-func (w *wire) recv() (*codec.Command, error) {
-	w.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
-	var prefix [4]byte
-	if _, err := io.ReadFull(w.nc, prefix[:]); err != nil {
-		return nil, err
-	}
-	n := binary.BigEndian.Uint32(prefix[:])
-	frame := make([]byte, n)
-	if _, err := io.ReadFull(w.nc, frame); err != nil {
-		return nil, err
-	}
-	c := new(codec.Command)
-	if err := codec.Decode(frame, c); err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
-func (w *wire) mustRecv() *codec.Command {
-	w.t.Helper()
-	c, err := w.recv()
-	if err != nil {
-		w.t.Fatalf("recv: %v", err)
-	}
-	return c
-}
-
-// call sends req and returns the response with the same opaque.
-func (w *wire) call(req *codec.Command) *codec.Command {
-	w.t.Helper()
-	w.send(req)
-	resp := w.mustRecv()
-	if resp.Opaque != req.Opaque {
-		w.t.Fatalf("response opaque %d, want %d", resp.Opaque, req.Opaque)
-	}
-	return resp
-}
-
-// closedByPeer reports whether the server closed the connection.
-func (w *wire) closedByPeer() bool {
-	w.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
-	var b [1]byte
-	_, err := w.nc.Read(b[:])
-	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || isReset(err)
-}
-
-func isReset(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "connection reset")
-}
-
-func request(code, opaque int32, ext ...string) *codec.Command {
-	c := &codec.Command{Code: code, Opaque: opaque, Version: 479, Language: 9}
-	c.HasExt = true
-	for i := 0; i+1 < len(ext); i += 2 {
-		c.SetExt(ext[i], ext[i+1])
-	}
-	return c
-}
+var request = remotingtest.Request
 
 func TestUnknownCodeAnswersNotSupported(t *testing.T) {
-	s, _ := startServer(t, testConfig(t), nil)
+	s, _ := startServer(t, testConfig(t))
 	w := dialWire(t, s.Addr())
-	resp := w.call(request(9999, 7))
+	resp := w.Call(request(9999, 7))
 	if resp.Code != codec.RequestCodeNotSupported || resp.Remark != " request type 9999 not supported" {
 		t.Fatalf("got code %d remark %q", resp.Code, resp.Remark)
 	}
@@ -188,56 +103,26 @@ func TestUnknownCodeAnswersNotSupported(t *testing.T) {
 	}
 }
 
-func TestHandlerPanicBecomesSystemErrorAndServerKeepsServing(t *testing.T) {
-	extra := map[int32]handler{7777: func(*Server, *conn, *codec.Command, *codec.Command) error { panic("boom") }}
-	s, logs := startServer(t, testConfig(t), extra)
-	w := dialWire(t, s.Addr())
-	resp := w.call(request(7777, 1))
-	if resp.Code != codec.SystemError || !strings.Contains(resp.Remark, "boom") {
-		t.Fatalf("got code %d remark %q", resp.Code, resp.Remark)
-	}
-	// Same connection still works.
-	resp = w.call(request(codec.GetBrokerClusterInfo, 2))
-	if resp.Code != codec.Success || string(resp.Body) != `{"brokerAddrTable":{},"clusterAddrTable":{}}` {
-		t.Fatalf("after panic: code %d body %s", resp.Code, resp.Body)
-	}
-	if !strings.Contains(logs.String(), "handler panic") {
-		t.Fatalf("no log line for the panic: %s", logs.String())
-	}
-}
-
 func TestOnewayTakesEffectWithoutResponse(t *testing.T) {
-	s, _ := startServer(t, testConfig(t), nil)
+	s, _ := startServer(t, testConfig(t))
 	w := dialWire(t, s.Addr())
 	put := request(codec.PutKVConfig, 1, "namespace", "ns", "key", "k", "value", "v")
 	put.Flag = codec.FlagOneway
-	w.send(put)
+	w.Send(put)
 	// The next response on the connection must be the GET's, carrying the
 	// value the oneway PUT stored.
-	resp := w.call(request(codec.GetKVConfig, 2, "namespace", "ns", "key", "k"))
+	resp := w.Call(request(codec.GetKVConfig, 2, "namespace", "ns", "key", "k"))
 	if v, _ := resp.ExtValue("value"); resp.Code != codec.Success || v != "v" {
 		t.Fatalf("got code %d value %q", resp.Code, v)
 	}
 }
 
-func TestResponseFlaggedFrameIsIgnored(t *testing.T) {
-	s, _ := startServer(t, testConfig(t), nil)
-	w := dialWire(t, s.Addr())
-	stray := request(codec.GetBrokerClusterInfo, 1)
-	stray.Flag = codec.FlagResponse
-	w.send(stray)
-	resp := w.call(request(codec.GetBrokerClusterInfo, 2))
-	if resp.Code != codec.Success {
-		t.Fatalf("code %d", resp.Code)
-	}
-}
-
 func TestBinaryRequestGetsBinaryResponse(t *testing.T) {
-	s, _ := startServer(t, testConfig(t), nil)
+	s, _ := startServer(t, testConfig(t))
 	w := dialWire(t, s.Addr())
 	req := request(codec.GetRouteInfoByTopic, 3, "topic", "Nope")
 	req.SerializeType = codec.SerializeRocketMQ
-	resp := w.call(req)
+	resp := w.Call(req)
 	if resp.SerializeType != codec.SerializeRocketMQ {
 		t.Fatalf("answered in serialize type %d", resp.SerializeType)
 	}
@@ -247,73 +132,23 @@ func TestBinaryRequestGetsBinaryResponse(t *testing.T) {
 }
 
 func TestMissingHeaderFieldIsAClearError(t *testing.T) {
-	s, _ := startServer(t, testConfig(t), nil)
+	s, _ := startServer(t, testConfig(t))
 	w := dialWire(t, s.Addr())
-	resp := w.call(request(codec.GetRouteInfoByTopic, 1))
+	resp := w.Call(request(codec.GetRouteInfoByTopic, 1))
 	if resp.Code != codec.SystemError || !strings.Contains(resp.Remark, "topic") {
 		t.Fatalf("got code %d remark %q", resp.Code, resp.Remark)
 	}
-	resp = w.call(request(codec.RegisterBroker, 2, "brokerName", "b", "clusterName", "c", "brokerId", "0"))
+	resp = w.Call(request(codec.RegisterBroker, 2, "brokerName", "b", "clusterName", "c", "brokerId", "0"))
 	if resp.Code != codec.SystemError || !strings.Contains(resp.Remark, "brokerAddr") {
 		t.Fatalf("got code %d remark %q", resp.Code, resp.Remark)
 	}
-	resp = w.call(request(codec.RegisterBroker, 3, "brokerName", "b", "clusterName", "c", "brokerAddr", "1.2.3.4:5", "brokerId", "x"))
+	resp = w.Call(request(codec.RegisterBroker, 3, "brokerName", "b", "clusterName", "c", "brokerAddr", "1.2.3.4:5", "brokerId", "x"))
 	if resp.Code != codec.SystemError || !strings.Contains(resp.Remark, "brokerId") {
 		t.Fatalf("got code %d remark %q", resp.Code, resp.Remark)
 	}
-	resp = w.call(request(codec.PutKVConfig, 4, "key", "k"))
+	resp = w.Call(request(codec.PutKVConfig, 4, "key", "k"))
 	if resp.Code != codec.SystemError || resp.Remark != "namespace or key is null" {
 		t.Fatalf("got code %d remark %q", resp.Code, resp.Remark)
-	}
-}
-
-func TestBrokenFramesCloseOnlyThatConnection(t *testing.T) {
-	s, logs := startServer(t, testConfig(t), nil)
-	good := dialWire(t, s.Addr())
-	be32 := func(v uint32) []byte { return binary.BigEndian.AppendUint32(nil, v) }
-	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
-	json := []byte(`{"code":106,"flag":0,"opaque":1}`)
-	f := func(name string, frame []byte, reason string) {
-		t.Run(name, func(t *testing.T) {
-			w := dialWire(t, s.Addr())
-			w.sendRaw(frame)
-			if !w.closedByPeer() {
-				t.Fatalf("connection left open")
-			}
-			if !strings.Contains(logs.String(), reason) {
-				t.Fatalf("no log line with reason %q:\n%s", reason, logs.String())
-			}
-			// Another connection does not notice.
-			if resp := good.call(request(codec.GetBrokerClusterInfo, 5)); resp.Code != codec.Success {
-				t.Fatalf("good connection got %d", resp.Code)
-			}
-		})
-	}
-	f("length over the frame limit", cat(be32(1<<30), be32(4)), "frame_too_large")
-	f("length shorter than the header word", cat(be32(2), []byte{0, 0}), "frame_too_short")
-	f("header length beyond the frame", cat(be32(4+uint32(len(json))), be32(uint32(len(json))+10), json), "bad_header_length")
-	f("unknown serialize type", cat(be32(4+uint32(len(json))), be32(7<<24|uint32(len(json))), json), "unknown_serialize_type")
-	bad := []byte(`{"code":106,"flag":`)
-	f("truncated json header", cat(be32(4+uint32(len(bad))), be32(uint32(len(bad))), bad), "bad_json_header")
-	bin := []byte{0, 106, 0, 1, 223, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 99, 0, 0, 0, 0}
-	f("binary remark length beyond header", cat(be32(4+uint32(len(bin))), be32(1<<24|uint32(len(bin))), bin), "bad_binary_header")
-}
-
-// A frame announced at the limit but never completed must not pin the
-// connection's goroutine forever: the read gives up at the idle timeout.
-func TestIdleConnectionIsClosed(t *testing.T) {
-	cfg := testConfig(t)
-	s, _ := startServer(t, cfg, nil)
-	w := dialWire(t, s.Addr())
-	w.call(request(codec.GetBrokerClusterInfo, 1))
-	// Age every connection past the idle limit, then run the check the
-	// one-second ticker runs.
-	for _, c := range s.snapshotConns() {
-		c.lastActive.Store(s.now.Load() - int64(cfg.ServerChannelMaxIdleTimeSeconds)*1000 - 1)
-	}
-	s.tick()
-	if !w.closedByPeer() {
-		t.Fatal("idle connection left open")
 	}
 }
 
@@ -337,10 +172,10 @@ func registerFrame(t *testing.T, opaque int32, cluster, name, addr string, id in
 }
 
 func TestConnectionCloseDropsEveryBrokerRegisteredOverIt(t *testing.T) {
-	s, _ := startServer(t, testConfig(t), nil)
+	s, _ := startServer(t, testConfig(t))
 	w := dialWire(t, s.Addr())
 	for i, name := range []string{"broker-a", "broker-b"} {
-		resp := w.call(registerFrame(t, int32(i+1), "c1", name, "127.0.0.1:1091"+string(rune('1'+i)), 0, "T1", "T2"))
+		resp := w.Call(registerFrame(t, int32(i+1), "c1", name, "127.0.0.1:1091"+string(rune('1'+i)), 0, "T1", "T2"))
 		if resp.Code != codec.Success {
 			t.Fatalf("register %s: %d %s", name, resp.Code, resp.Remark)
 		}
@@ -349,7 +184,7 @@ func TestConnectionCloseDropsEveryBrokerRegisteredOverIt(t *testing.T) {
 	if !ok || len(r.BrokerDatas) != 2 {
 		t.Fatalf("route before close: %+v", r)
 	}
-	w.nc.Close()
+	w.NC.Close()
 	// The close callback runs on netpoll's goroutine; wait for its effect.
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -364,11 +199,11 @@ func TestConnectionCloseDropsEveryBrokerRegisteredOverIt(t *testing.T) {
 }
 
 func TestRegisterCRCMismatchIsRefused(t *testing.T) {
-	s, _ := startServer(t, testConfig(t), nil)
+	s, _ := startServer(t, testConfig(t))
 	w := dialWire(t, s.Addr())
 	req := registerFrame(t, 1, "c1", "broker-a", "127.0.0.1:10911", 0, "T1", "T2")
 	req.SetExt("bodyCrc32", "12345")
-	resp := w.call(req)
+	resp := w.Call(req)
 	if resp.Code != codec.SystemError || resp.Remark != "crc32 not match" {
 		t.Fatalf("got %d %q", resp.Code, resp.Remark)
 	}
@@ -379,28 +214,28 @@ func TestRegisterCRCMismatchIsRefused(t *testing.T) {
 
 func TestKVOverTheWire(t *testing.T) {
 	cfg := testConfig(t)
-	s, _ := startServer(t, cfg, nil)
+	s, _ := startServer(t, cfg)
 	w := dialWire(t, s.Addr())
-	if resp := w.call(request(codec.PutKVConfig, 1, "namespace", "ORDER_TOPIC_CONFIG", "key", "T1", "value", "broker-a:4")); resp.Code != codec.Success || resp.HasExt {
+	if resp := w.Call(request(codec.PutKVConfig, 1, "namespace", "ORDER_TOPIC_CONFIG", "key", "T1", "value", "broker-a:4")); resp.Code != codec.Success || resp.HasExt {
 		t.Fatalf("put: %d ext=%v", resp.Code, resp.HasExt)
 	}
-	resp := w.call(request(codec.GetKVListByNamespace, 2, "namespace", "ORDER_TOPIC_CONFIG"))
+	resp := w.Call(request(codec.GetKVListByNamespace, 2, "namespace", "ORDER_TOPIC_CONFIG"))
 	if resp.Code != codec.Success || string(resp.Body) != `{"table":{"T1":"broker-a:4"}}` {
 		t.Fatalf("list: %d %s", resp.Code, resp.Body)
 	}
 	// The registration reply carries the order config table.
-	resp = w.call(registerFrame(t, 3, "c1", "broker-a", "127.0.0.1:10911", 0, "T1", "T2"))
+	resp = w.Call(registerFrame(t, 3, "c1", "broker-a", "127.0.0.1:10911", 0, "T1", "T2"))
 	if resp.Code != codec.Success || string(resp.Body) != `{"table":{"T1":"broker-a:4"}}` || !resp.HasExt || len(resp.Ext) != 0 {
 		t.Fatalf("register: %d %s ext=%v %v", resp.Code, resp.Body, resp.HasExt, resp.Ext)
 	}
-	if resp := w.call(request(codec.DeleteKVConfig, 4, "namespace", "ORDER_TOPIC_CONFIG", "key", "T1")); resp.Code != codec.Success {
+	if resp := w.Call(request(codec.DeleteKVConfig, 4, "namespace", "ORDER_TOPIC_CONFIG", "key", "T1")); resp.Code != codec.Success {
 		t.Fatalf("delete: %d", resp.Code)
 	}
-	resp = w.call(request(codec.GetKVConfig, 5, "namespace", "ORDER_TOPIC_CONFIG", "key", "T1"))
+	resp = w.Call(request(codec.GetKVConfig, 5, "namespace", "ORDER_TOPIC_CONFIG", "key", "T1"))
 	if resp.Code != codec.QueryNotFound || resp.Remark != "No config item, Namespace: ORDER_TOPIC_CONFIG Key: T1" || !resp.HasExt {
 		t.Fatalf("get after delete: %d %q", resp.Code, resp.Remark)
 	}
-	resp = w.call(request(codec.GetKVListByNamespace, 6, "namespace", "nope"))
+	resp = w.Call(request(codec.GetKVListByNamespace, 6, "namespace", "nope"))
 	if resp.Code != codec.QueryNotFound || resp.Remark != "No config item, Namespace: nope" {
 		t.Fatalf("list missing: %d %q", resp.Code, resp.Remark)
 	}

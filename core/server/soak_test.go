@@ -482,7 +482,7 @@ func (r *soakRun) connCount(want int) {
 	r.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		got := len(r.s.snapshotConns())
+		got := r.s.connCount()
 		if got == want {
 			return
 		}
@@ -746,7 +746,7 @@ func TestSoak(t *testing.T) {
 	// that every route stays well formed.
 	r.restore()
 	r.check("before storm")
-	conns := len(r.s.snapshotConns())
+	conns := r.s.connCount()
 	if err := r.storm(true); err != nil {
 		t.Fatalf("client storm: %v", err)
 	}

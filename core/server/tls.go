@@ -1,18 +1,9 @@
-// tls.go holds TLS: the first-byte detection of Java's modes, the hand-off
-// of a TLS connection from netpoll to crypto/tls, the goroutine that serves
-// it with the same handlers, and the certificate material with its reload.
-//
-// netpoll has no TLS. Plaintext stays on netpoll; a connection whose first
-// byte is a TLS handshake record is detached from netpoll (Detach leaves the
-// socket open), its descriptor is turned into a net.Conn, and the bytes
-// netpoll already read are put back in front of it. The alternative, owning
-// the listener and peeking before netpoll sees a connection, would put a
-// goroutine and a blocking read in front of every plaintext accept; this way
-// plaintext pays one byte comparison per connection.
+// tls.go holds the TLS certificate material with its reload; core/remoting
+// serves the TLS connections.
+
 package server
 
 import (
-	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -20,7 +11,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -31,18 +21,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cloudwego/netpoll"
 	"github.com/rocketns/rocketns/core/config"
-	"github.com/rocketns/rocketns/core/route"
 )
 
 const (
-	// tlsHandshakeRecord is the first byte of every TLS connection. A
-	// plaintext frame cannot start with it: its 4-byte length would be
-	// at least 0x16000000, far above any frame limit.
-	tlsHandshakeRecord = 0x16
-	// tlsRecordHeader is the record type, version and length.
-	tlsRecordHeader = 5
 	// tlsPollInterval is how often certificate files are checked, as
 	// Java's FileWatchService does.
 	tlsPollInterval = 500 * time.Millisecond
@@ -50,191 +32,6 @@ const (
 	// connection and stalls is closed before the idle timeout.
 	tlsHandshakeTimeout = 10 * time.Second
 )
-
-// sniff looks at a netpoll connection's first byte and applies the TLS
-// mode. It reports whether the connection stays on netpoll as plaintext.
-func (s *Server) sniff(c *conn, r netpoll.Reader) bool {
-	b, err := r.Peek(1)
-	if err != nil {
-		c.close()
-		return false
-	}
-	hello := b[0] == tlsHandshakeRecord
-	switch {
-	case hello && s.tls == nil:
-		s.log.Warn("closing connection: TLS handshake but TLS is disabled", "peer", c.peer, "setting", config.KeyTLSServerMode)
-		c.close()
-		return false
-	case !hello && s.tls != nil && s.tls.mode == config.TLSEnforcing:
-		s.log.Warn("closing connection: plaintext but TLS is enforced", "peer", c.peer, "setting", config.KeyTLSServerMode)
-		c.close()
-		return false
-	case hello:
-		s.beginHandoff(c, r)
-		return false
-	}
-	return true
-}
-
-// beginHandoff takes a TLS connection off netpoll. It waits for the whole
-// first record (the ClientHello): the client sends nothing more until the
-// server answers, so nothing can arrive between copying netpoll's buffer
-// and the detach, which happens once onRequest returns. The close callback
-// (onClose) then continues the connection in continueTLS.
-func (s *Server) beginHandoff(c *conn, r netpoll.Reader) {
-	hdr, err := r.Peek(tlsRecordHeader)
-	if err == nil {
-		_, err = r.Peek(tlsRecordHeader + int(binary.BigEndian.Uint16(hdr[3:])))
-	}
-	if err != nil {
-		s.log.Debug("closing connection: incomplete TLS hello", "peer", c.peer, "err", err)
-		c.close()
-		return
-	}
-	n := r.Len()
-	buffered, err := r.Next(n)
-	if err != nil {
-		c.close()
-		return
-	}
-	c.handoff = bytes.Clone(buffered)
-	r.Release()
-	if err := c.nc.(interface{ Detach() error }).Detach(); err != nil {
-		s.log.Warn("closing connection: cannot take TLS connection off netpoll", "peer", c.peer, "err", err)
-		c.handoff = nil
-		c.close()
-	}
-}
-
-// continueTLS runs in netpoll's close callback of a detached connection,
-// after netpoll has removed the socket from its poller, so the descriptor is
-// ours: it becomes a net.Conn (a duplicate) and the original is closed.
-func (s *Server) continueTLS(c *conn) {
-	fdc, ok := c.nc.(interface{ Fd() int })
-	if !ok {
-		s.log.Error("tls hand-off: connection has no descriptor", "peer", c.peer)
-		return
-	}
-	f := os.NewFile(uintptr(fdc.Fd()), "tls")
-	raw, err := net.FileConn(f)
-	f.Close()
-	if err != nil {
-		s.log.Warn("closing connection: tls hand-off failed", "peer", c.peer, "err", err)
-		return
-	}
-	s.connsMu.Lock()
-	if s.closing.Load() {
-		s.connsMu.Unlock()
-		raw.Close()
-		return
-	}
-	// Under connsMu with closing checked, so Shutdown, which snapshots
-	// the connections under it after setting closing, waits for this one.
-	s.tlsConns.Add(1)
-	s.connsMu.Unlock()
-	go s.serveTLS(raw, c.handoff)
-}
-
-// tlsTransport is the TLS side of a conn: responses are queued in a
-// LinkBuffer exactly as on netpoll and written to the TLS connection on
-// flush.
-type tlsTransport struct {
-	raw net.Conn
-	tc  *tls.Conn
-	out *netpoll.LinkBuffer
-}
-
-func (t *tlsTransport) flush(timeout time.Duration) error {
-	t.out.Flush()
-	n := t.out.Len()
-	if n == 0 {
-		return nil
-	}
-	b, err := t.out.Next(n)
-	if err != nil {
-		return fmt.Errorf("tls flush: %w", err)
-	}
-	if timeout > 0 {
-		t.raw.SetWriteDeadline(time.Now().Add(timeout))
-	}
-	_, err = t.tc.Write(b)
-	t.out.Release()
-	return err
-}
-
-// serveTLS serves one TLS connection on its own goroutine with the same
-// request loop as netpoll's: the reader fills only when a frame needs more
-// bytes, so input is bounded by one frame, and output by the same flush
-// rules.
-func (s *Server) serveTLS(raw net.Conn, pre []byte) {
-	defer s.tlsConns.Done()
-	tc := tls.Server(&prefixConn{Conn: raw, pre: pre}, s.tls.base)
-	out := netpoll.NewLinkBuffer()
-	c := &conn{
-		id:      route.ConnID(s.nextConn.Add(1)),
-		out:     out,
-		closer:  raw, // not tc: its Close may block sending close_notify
-		peer:    raw.RemoteAddr().String(),
-		pool:    &s.bufPool,
-		sniffed: true,
-		tls:     &tlsTransport{raw: raw, tc: tc, out: out},
-	}
-	c.lastActive.Store(s.now.Load())
-	s.connsMu.Lock()
-	if s.closing.Load() {
-		// Shutdown may have taken its snapshot before this conn existed.
-		s.connsMu.Unlock()
-		raw.Close()
-		return
-	}
-	s.conns[c.id] = c
-	s.connsMu.Unlock()
-	defer func() {
-		raw.Close()
-		out.Close()
-		c.releaseHeld()
-		s.onClose(c)
-	}()
-	raw.SetDeadline(time.Now().Add(tlsHandshakeTimeout))
-	if err := tc.Handshake(); err != nil {
-		s.metrics.tlsHandshake(false)
-		s.log.Info("closing connection: TLS handshake failed", "peer", c.peer, "err", err)
-		return
-	}
-	s.metrics.tlsHandshake(true)
-	raw.SetDeadline(time.Time{})
-	r := netpoll.NewReader(tc)
-	defer r.Release()
-	for {
-		// Blocks for the next frame; the idle check closes the socket
-		// of a peer that sends nothing.
-		if _, err := r.Peek(1); err != nil {
-			s.log.Debug("tls connection ended", "peer", c.peer, "err", err)
-			return
-		}
-		c.lastActive.Store(s.now.Load())
-		if !s.serveBuffered(c, r) {
-			return
-		}
-		c.lastActive.Store(s.now.Load())
-	}
-}
-
-// prefixConn reads pre before the connection: the bytes netpoll read before
-// the hand-off.
-type prefixConn struct {
-	net.Conn
-	pre []byte
-}
-
-func (p *prefixConn) Read(b []byte) (int, error) {
-	if len(p.pre) > 0 {
-		n := copy(b, p.pre)
-		p.pre = p.pre[n:]
-		return n, nil
-	}
-	return p.Conn.Read(b)
-}
 
 // tlsServer holds the TLS material. Handshakes read the current tls.Config
 // through GetConfigForClient, so a reload affects only new handshakes.

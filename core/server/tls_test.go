@@ -16,6 +16,7 @@ import (
 
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/core/config"
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 	"github.com/rocketns/rocketns/core/route"
 	"github.com/rocketns/rocketns/core/tlstest"
 )
@@ -63,7 +64,7 @@ func tlsConfig(t *testing.T, mode string, f tlsFiles) *config.Config {
 	return cfg
 }
 
-func dialTLSWire(t *testing.T, addr string, cfg *tls.Config) (*wire, error) {
+func dialTLSWire(t *testing.T, addr string, cfg *tls.Config) (*remotingtest.Wire, error) {
 	t.Helper()
 	d := &net.Dialer{Timeout: 2 * time.Second}
 	nc, err := tls.DialWithDialer(d, "tcp", addr, cfg)
@@ -71,14 +72,14 @@ func dialTLSWire(t *testing.T, addr string, cfg *tls.Config) (*wire, error) {
 		return nil, err
 	}
 	t.Cleanup(func() { nc.Close() })
-	return &wire{t: t, nc: nc}, nil
+	return remotingtest.Over(t, nc), nil
 }
 
 // served reports whether w gets an answer to a request; a closed
 // connection or a failed handshake is not served.
-func served(w *wire, opaque int32) bool {
-	w.send(request(9999, opaque))
-	resp, err := w.recv()
+func served(w *remotingtest.Wire, opaque int32) bool {
+	w.Send(request(9999, opaque))
+	resp, err := w.Recv()
 	return err == nil && resp.Opaque == opaque && resp.Code == codec.RequestCodeNotSupported
 }
 
@@ -173,13 +174,13 @@ func TestTLSBrokerUnregisteredWhenItsConnectionCloses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp := w.call(registerFrame(t, 1, "c1", "broker-a", "127.0.0.1:10911", 0, "T1", "T2")); resp.Code != codec.Success {
+	if resp := w.Call(registerFrame(t, 1, "c1", "broker-a", "127.0.0.1:10911", 0, "T1", "T2")); resp.Code != codec.Success {
 		t.Fatalf("register over TLS: %d %s", resp.Code, resp.Remark)
 	}
 	if _, ok := s.Routes().Route("T1"); !ok {
 		t.Fatal("no route after registering over TLS")
 	}
-	w.nc.Close()
+	w.NC.Close()
 	select {
 	case <-closed:
 	case <-time.After(10 * time.Second):
@@ -210,7 +211,7 @@ func TestTLSRouteAnswerIsTheSameAsPlaintext(t *testing.T) {
 	ca := newTestCA(t, "ca")
 	s, _ := startHooked(t, tlsConfig(t, "permissive", newTLSFiles(t, ca, 2)), nil)
 	plain := dialWire(t, s.Addr())
-	if resp := plain.call(registerFrame(t, 1, "c1", "broker-a", "127.0.0.1:10911", 0, "T1", "T2")); resp.Code != codec.Success {
+	if resp := plain.Call(registerFrame(t, 1, "c1", "broker-a", "127.0.0.1:10911", 0, "T1", "T2")); resp.Code != codec.Success {
 		t.Fatalf("register: %d %s", resp.Code, resp.Remark)
 	}
 	secure, err := dialTLSWire(t, s.Addr(), &tls.Config{RootCAs: ca.Pool()})
@@ -220,9 +221,9 @@ func TestTLSRouteAnswerIsTheSameAsPlaintext(t *testing.T) {
 	for _, version := range []int32{317, 479} {
 		req := request(codec.GetRouteInfoByTopic, 42, "topic", "T1")
 		req.Version = version
-		plain.send(req)
-		secure.send(req)
-		a, b := readFrame(t, plain.nc), readFrame(t, secure.nc)
+		plain.Send(req)
+		secure.Send(req)
+		a, b := readFrame(t, plain.NC), readFrame(t, secure.NC)
 		if !bytes.Equal(a, b) {
 			t.Fatalf("version %d: route over TLS differs:\nplain %q\ntls   %q", version, a, b)
 		}
@@ -240,11 +241,11 @@ func servedSerial(t *testing.T, s *Server, ca *tlstest.CA) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.nc.Close()
+	defer w.NC.Close()
 	if !served(w, 9) {
 		t.Fatal("TLS client not served")
 	}
-	return w.nc.(*tls.Conn).ConnectionState().PeerCertificates[0].SerialNumber.Int64()
+	return w.NC.(*tls.Conn).ConnectionState().PeerCertificates[0].SerialNumber.Int64()
 }
 
 func TestTLSCertificateReload(t *testing.T) {
@@ -291,7 +292,7 @@ func TestTLSCertificateReload(t *testing.T) {
 	if !served(existing, 2) {
 		t.Fatal("connection made before the reloads stopped working")
 	}
-	if got := existing.nc.(*tls.Conn).ConnectionState().PeerCertificates[0].SerialNumber.Int64(); got != 100 {
+	if got := existing.NC.(*tls.Conn).ConnectionState().PeerCertificates[0].SerialNumber.Int64(); got != 100 {
 		t.Fatalf("existing connection's certificate changed to %d", got)
 	}
 }

@@ -1,5 +1,6 @@
-// gate_test.go: the shutdown gate alone.
-package server
+// gate_test.go checks the shutdown gate alone.
+
+package remoting
 
 import (
 	"sync"

@@ -1,15 +1,17 @@
-// gate: the count of running onRequest calls that Shutdown waits to drain.
-package server
+// gate.go holds the count of running onRequest calls and deferred-reply
+// writers that Shutdown waits to drain.
+
+package remoting
 
 import (
 	"sync"
 	"sync/atomic"
 )
 
-// gate counts the onRequest calls running so that Shutdown can wait for
-// them. A sync.WaitGroup will not do: netpoll may start a call at any time,
-// including while Shutdown waits, and a WaitGroup's Add from zero must not
-// race with its Wait. Once closed, the gate turns new calls away instead.
+// gate counts the onRequest calls (and the writers of deferred replies)
+// running so that Shutdown can wait for them. A sync.WaitGroup will not do:
+// netpoll may start a call at any time, including while Shutdown waits, and
+// a WaitGroup's Add from zero must not race with its Wait. Once closed, the gate turns new calls away instead.
 type gate struct {
 	n         atomic.Int64 // running calls, plus gateClosed once closed
 	closeOnce sync.Once

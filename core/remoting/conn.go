@@ -1,0 +1,561 @@
+// conn.go holds per-connection state and the read-dispatch-write loop that
+// netpoll drives for each connection.
+
+package remoting
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"runtime/debug"
+	"sync/atomic"
+	"time"
+
+	"github.com/cloudwego/netpoll"
+	"github.com/valyala/bytebufferpool"
+
+	"github.com/rocketns/rocketns/codec"
+)
+
+// ConnID names one connection of a process's listener for as long as the
+// listener runs; ids are not reused.
+type ConnID uint64
+
+type connKey struct{}
+
+// Conn is one peer's connection, carried by netpoll (plaintext) or by
+// crypto/tls on a goroutine of its own (tls.go). Handlers get it with each
+// request; ID, Peer and Close may be used at any time and from any
+// goroutine, Buffer and Defer only by the handler during its call.
+//
+// netpoll runs at most one onRequest per connection at a time and a TLS
+// connection has one goroutine, so the unexported state is touched by one
+// goroutine only, but for lastActive, waiting and async; closer is set
+// before the conn is published.
+type Conn struct {
+	srv        *Server
+	id         ConnID
+	nc         netpoll.Connection // nil for TLS
+	in         netpoll.Reader     // nc.Reader(), read by the input watchdog; nil for TLS
+	out        netpoll.Writer     // nc.Writer(); a LinkBuffer for TLS and Pipe
+	closer     io.Closer          // ends the connection from any goroutine: nc, or the TLS socket
+	peer       string
+	lastActive atomic.Int64
+	// waiting is set while the connection blocks for bytes of a frame
+	// that has not fully arrived; Shutdown closes such connections rather
+	// than waiting for them (startWaiting, closeWaiting).
+	waiting atomic.Bool
+
+	// tls is the TLS side of a connection served by serveTLS, nil for
+	// netpoll connections.
+	tls *tlsTransport
+	// sniffed: the first bytes have been looked at (plaintext, TLS or a
+	// sniffer's protocol).
+	sniffed bool
+	// handoff holds the bytes netpoll read before the connection was
+	// taken off it; non-nil means the close callback continues the
+	// connection with handoffTo instead of ending it (handoff.go).
+	handoff   []byte
+	handoffTo func(raw net.Conn, pre []byte)
+	// pending counts reply bytes written since the last flush.
+	pending int
+	// samples is the timing state of the sampled routes (Route.TimeEvery).
+	samples []sample
+
+	// deferred is the Pending of the request being handled, if its
+	// handler called Defer; async is set once any handler of the
+	// connection did, and from then on its writes are shared with the
+	// goroutines completing replies (deferred.go).
+	deferred *Pending
+	async    atomic.Pointer[asyncOut]
+
+	req  codec.Command
+	resp codec.Command
+	hdr  []byte // encoded reply frame prefix, reused up to maxKeptHeader
+	// held are pooled buffers that reply bodies point into; netpoll may
+	// reference a large body without copying it until Flush, so they go back
+	// to the pool only after the flush.
+	held []*bytebufferpool.ByteBuffer
+	pool *bytebufferpool.Pool
+}
+
+// sample is one sampled route's state on a connection: the requests since
+// its last timed one, and whether one was timed yet.
+type sample struct {
+	untimed uint32
+	timed   bool
+}
+
+// ID is the connection's id, the one ConnClosed reports.
+func (c *Conn) ID() ConnID { return c.id }
+
+// Peer is the remote address as net.Addr.String writes it.
+func (c *Conn) Peer() string { return c.peer }
+
+// Buffer hands out a pooled buffer for a reply body; it lives until this
+// batch of replies is flushed. Only the handler may call it, during its
+// call.
+func (c *Conn) Buffer() *bytebufferpool.ByteBuffer {
+	b := c.pool.Get()
+	c.held = append(c.held, b)
+	return b
+}
+
+// Close ends the connection; safe from any goroutine, and more than once.
+func (c *Conn) Close() {
+	if c.closer != nil {
+		c.closer.Close()
+	}
+}
+
+// dropHeld forgets the held buffers without returning them to the pool:
+// after a failed flush the output buffer may still reference them.
+func (c *Conn) dropHeld() {
+	clear(c.held)
+	c.held = c.held[:0]
+}
+
+func (c *Conn) releaseHeld() {
+	for i, b := range c.held {
+		c.pool.Put(b)
+		c.held[i] = nil
+	}
+	c.held = c.held[:0]
+}
+
+// newConn is a connection of s before it is published.
+func (s *Server) newConn(peer string, out netpoll.Writer, closer io.Closer) *Conn {
+	c := &Conn{srv: s, id: ConnID(s.nextConn.Add(1)), out: out, closer: closer, peer: peer, pool: &s.bufPool}
+	if s.table.sampled > 0 {
+		c.samples = make([]sample, s.table.sampled)
+	}
+	c.lastActive.Store(s.now.Load())
+	return c
+}
+
+func (s *Server) onPrepare(nc netpoll.Connection) context.Context {
+	c := s.newConn(nc.RemoteAddr().String(), nc.Writer(), nc)
+	c.nc, c.in = nc, nc.Reader()
+	// A read of a partial frame waits at most the idle time: a peer that
+	// sends half a frame and stops cannot pin a goroutine forever.
+	if s.limits.idle > 0 {
+		nc.SetReadTimeout(s.limits.idle)
+	}
+	// A flush to a peer that does not read fails after the write timeout
+	// instead of pinning the goroutine and the unsent replies.
+	if s.limits.write > 0 {
+		nc.SetWriteTimeout(s.limits.write)
+	}
+	if !s.addConn(c) {
+		s.refuseConn(c.peer)
+		refuseAtAccept(nc)
+		return context.Background()
+	}
+	nc.AddCloseCallback(func(netpoll.Connection) error {
+		s.onClose(c)
+		return nil
+	})
+	if s.closing.Load() {
+		nc.Close()
+	}
+	return context.WithValue(context.Background(), connKey{}, c)
+}
+
+// onClose forgets a closed connection and tells ConnClosed, or continues a
+// connection taken off netpoll.
+func (s *Server) onClose(c *Conn) {
+	s.connsMu.Lock()
+	delete(s.conns, c.id)
+	s.connsMu.Unlock()
+	if c.handoffTo != nil {
+		// Taken off netpoll before any request: nothing was served over
+		// it, and the connection lives on elsewhere.
+		s.continueHandoff(c)
+		return
+	}
+	c.shut()
+	if s.connClosed != nil {
+		s.connClosed(c.id)
+	}
+}
+
+func (s *Server) onRequest(ctx context.Context, nc netpoll.Connection) error {
+	c, ok := ctx.Value(connKey{}).(*Conn)
+	if !ok {
+		nc.Close()
+		return nil
+	}
+	if !s.inflight.enter() {
+		// Shutting down and past waiting for requests: netpoll wants the
+		// input read or the connection closed.
+		nc.Close()
+		return nil
+	}
+	defer s.inflight.leave()
+	r := nc.Reader()
+	c.lastActive.Store(s.now.Load())
+	if !c.sniffed {
+		c.sniffed = true
+		// Only a TLS hello or a sniffer's magic makes sniff wait for
+		// bytes; a plaintext first byte is already here.
+		if s.sniffs && !s.startWaiting(c) {
+			return nil
+		}
+		stays := s.sniff(c, r)
+		c.waiting.Store(false)
+		if !stays {
+			return nil // closed, or handed off
+		}
+	}
+	s.serveBuffered(c, r)
+	c.lastActive.Store(s.now.Load())
+	return nil
+}
+
+// serveBuffered answers the requests buffered in r, waiting for the rest of
+// a partial frame, and flushes: at the end, before waiting for the rest of a
+// frame, and whenever the unflushed replies exceed MaxPendingResponseBytes,
+// so a long pipelined batch never holds more than that (plus one reply)
+// before the peer has taken it. It reports false when it closed the
+// connection.
+//
+// It never returns with part of a frame buffered: netpoll calls onRequest
+// again at once for unread input, so returning would spin.
+func (s *Server) serveBuffered(c *Conn, r netpoll.Reader) bool {
+	maxOut, maxIn := s.limits.maxOut, s.limits.maxIn
+	for {
+		whole := frameBuffered(r)
+		if !whole {
+			// The rest may come late or never (then the idle close ends
+			// the connection): answer what was handled before waiting, as
+			// Java answers each frame as soon as it is handled.
+			if c.pending > 0 || len(c.held) > 0 {
+				if !s.flush(c, r) {
+					return false
+				}
+			} else {
+				r.Release()
+			}
+			if !s.startWaiting(c) {
+				return false
+			}
+		}
+		err := codec.ReadCommand(r, s.maxFrame, &c.req)
+		if !whole {
+			c.waiting.Store(false)
+		}
+		if err != nil {
+			var de *codec.DecodeError
+			if errors.As(err, &de) {
+				if h := s.events.FrameRejected; h != nil {
+					h(de.Reason)
+				}
+				s.log.Warn("closing connection: bad frame", "peer", c.peer, "reason", de.Reason, "err", err)
+			} else {
+				s.log.Debug("closing connection: read failed", "peer", c.peer, "err", err)
+			}
+			// Replies of this batch were never flushed and the output
+			// buffer may still point into the held buffers: let them go to
+			// the GC rather than back to the pool.
+			c.dropHeld()
+			r.Release()
+			c.Close()
+			return false
+		}
+		s.handle(c)
+		n := r.Len()
+		if maxIn > 0 && n > maxIn {
+			// netpoll keeps reading while requests are handled; a peer
+			// that pipelines faster than it is served is cut off here.
+			s.log.Warn("closing connection: too many unread request bytes", "peer", c.peer,
+				"buffered_bytes", n, "limit", maxIn, "setting", "maxPendingRequestBytes")
+			c.dropHeld()
+			c.Close()
+			return false
+		}
+		if n == 0 {
+			break
+		}
+		if maxOut > 0 && c.pending >= maxOut {
+			if !s.flush(c, r) {
+				return false
+			}
+		}
+	}
+	return s.flush(c, r)
+}
+
+// frameBuffered reports whether r holds the whole next frame, so that
+// reading it does not block. It allocates nothing: the length prefix is
+// peeked, not consumed.
+func frameBuffered(r netpoll.Reader) bool {
+	n := r.Len()
+	if n < 4 {
+		return false
+	}
+	p, err := r.Peek(4)
+	if err != nil {
+		return false
+	}
+	return 4+uint64(binary.BigEndian.Uint32(p)) <= uint64(n)
+}
+
+// startWaiting marks c as about to block for bytes that have not arrived
+// and reports whether it may. The flag is set before closing is read, the
+// reverse of closeWaiting's order, so a Shutdown that began before the flag
+// was visible is seen here and the connection closes itself: it must not
+// block, since netpoll's shutdown waits for it and nothing else would
+// close it before the idle timeout.
+func (s *Server) startWaiting(c *Conn) bool {
+	c.waiting.Store(true)
+	if s.closing.Load() {
+		c.waiting.Store(false)
+		c.Close()
+		return false
+	}
+	return true
+}
+
+// flush sends the queued replies and releases what they and the handled
+// requests held. A flush that fails (the peer stopped reading for longer
+// than the write timeout, or the connection broke) closes the connection.
+func (s *Server) flush(c *Conn, r netpoll.Reader) bool {
+	pending := c.pending
+	c.pending = 0
+	a := c.async.Load()
+	if a != nil {
+		a.wmu.Lock()
+	}
+	err := c.flushOut(s.limits.write)
+	if a != nil {
+		a.wmu.Unlock()
+	}
+	if err == nil {
+		// Only now: a reply may point into the request bytes until
+		// sent. After a failed flush neither is released: the poller may
+		// still be reading them, and closing frees them.
+		r.Release()
+		c.releaseHeld()
+		return true
+	}
+	if h := s.hooks.flushFailed; h != nil {
+		h(c.id)
+	}
+	c.dropHeld()
+	if isWriteTimeout(err) {
+		s.log.Warn("closing connection: peer does not read its responses", "peer", c.peer,
+			"unflushed_bytes", pending, "write_timeout", s.limits.write, "setting", "serverWriteTimeoutSeconds")
+	} else {
+		s.log.Debug("closing connection: write failed", "peer", c.peer, "err", err)
+	}
+	c.Close()
+	return false
+}
+
+// flushOut sends what the output buffer holds: through netpoll, or through
+// crypto/tls for a TLS connection.
+func (c *Conn) flushOut(timeout time.Duration) error {
+	if c.tls != nil {
+		return c.tls.flush(timeout)
+	}
+	return c.out.Flush()
+}
+
+// isWriteTimeout recognises netpoll's and the standard library's write
+// timeouts.
+func isWriteTimeout(err error) bool {
+	if errors.Is(err, netpoll.ErrWriteTimeout) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// stampReply makes resp the reply to the request with opaque and
+// serialize type st: response flag, the opaque, the listener's version,
+// the serialize type the reply is written in.
+func (s *Server) stampReply(resp *codec.Command, opaque int32, st byte) {
+	resp.Flag = codec.FlagResponse
+	resp.Opaque = opaque
+	resp.SerializeType = st
+	if s.jsonOnly {
+		resp.SerializeType = codec.SerializeJSON
+	}
+	resp.Version = s.version
+	resp.Language = codec.LanguageJava
+}
+
+// handle answers one request. The reply echoes the opaque, carries the
+// response flag and uses the request's serialize type (or JSON); a oneway
+// request is processed but gets nothing back.
+func (s *Server) handle(c *Conn) {
+	req, resp := &c.req, &c.resp
+	if req.IsResponse() {
+		// A listener originates no requests that expect replies over its
+		// own connections, so there is nothing to match this against (Java
+		// warns and drops too).
+		s.log.Debug("dropping unexpected response frame", "peer", c.peer, "code", req.Code, "opaque", req.Opaque)
+		return
+	}
+	resp.Reset()
+	s.stampReply(resp, req.Opaque, req.SerializeType)
+	rt := s.table.lookup(req.Code)
+	var (
+		start  time.Time
+		weight uint64
+	)
+	if s.observe != nil {
+		weight = c.sampleWeight(rt)
+		if weight > 0 {
+			start = time.Now()
+		}
+	}
+	s.dispatch(c, rt, req, resp)
+	if p := c.deferred; p != nil {
+		c.deferred = nil
+		if p.c != nil {
+			// Answered by Pending.Reply, which observes it, perhaps
+			// already.
+			return
+		}
+	}
+	if s.observe != nil {
+		var took time.Duration
+		if weight > 0 {
+			took = time.Since(start)
+		}
+		s.observe(req.Code, resp.Code, took, weight)
+	}
+	if req.IsOneway() {
+		return
+	}
+	a := c.async.Load()
+	if a != nil {
+		a.wmu.Lock()
+	}
+	err := c.write(resp)
+	if a != nil {
+		a.wmu.Unlock()
+	}
+	if err != nil {
+		var ee *codec.EncodeError
+		if errors.As(err, &ee) {
+			// Answered with a SYSTEM_ERROR in its place: worth a line.
+			s.log.Warn("response too large to frame", "code", req.Code, "peer", c.peer, "err", err)
+		} else {
+			s.log.Debug("write response", "peer", c.peer, "err", err)
+		}
+	}
+}
+
+// sampleWeight says whether this request of route rt is timed and how many
+// requests its sample stands for (0: not timed).
+func (c *Conn) sampleWeight(rt *route) uint64 {
+	if rt == nil || rt.sample < 0 {
+		return 1
+	}
+	st := &c.samples[rt.sample]
+	st.untimed++
+	if st.timed && st.untimed != rt.timeEvery {
+		return 0
+	}
+	w := uint64(st.untimed)
+	st.untimed, st.timed = 0, true
+	return w
+}
+
+// dispatch runs the handler of rt (the Unknown one when rt is nil); a
+// panic in a handler becomes a SYSTEM_ERROR reply and the listener keeps
+// serving.
+func (s *Server) dispatch(c *Conn, rt *route, req, resp *codec.Command) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("handler panic", "code", req.Code, "peer", c.peer, "panic", p, "stack", string(debug.Stack()))
+			c.cancelDeferred()
+			resp.Reset()
+			s.stampReply(resp, req.Opaque, req.SerializeType)
+			resp.Code = codec.SystemError
+			resp.Remark = fmt.Sprintf("internal error handling request code %d: %v", req.Code, p)
+		}
+	}()
+	h := s.unknown
+	if rt != nil {
+		h = rt.handler
+	}
+	err := h(c, req, resp)
+	if err == nil {
+		return
+	}
+	// An error answers now, deferred or not.
+	c.cancelDeferred()
+	var re *Error
+	if errors.As(err, &re) {
+		resp.Code, resp.Remark = re.Code, re.Remark
+	} else {
+		resp.Code, resp.Remark = codec.SystemError, err.Error()
+	}
+	resp.Body = nil
+	if s.refused != nil {
+		s.refused(c, req, resp, err)
+		return
+	}
+	s.log.Debug("request refused", "code", req.Code, "peer", c.peer, "response", resp.Code, "remark", resp.Remark)
+}
+
+// maxKeptHeader bounds the reply-header buffer a connection keeps for
+// reuse. Headers are normally a few hundred bytes; an outsized one (a long
+// remark, many ext fields) would otherwise stay allocated for as long as
+// the connection lives.
+const maxKeptHeader = 64 << 10
+
+// write queues resp on the connection's output buffer; the caller flushes.
+func (c *Conn) write(resp *codec.Command) error {
+	hdr, encErr := encodeReply(c.hdr[:0], resp)
+	c.hdr = hdr
+	if cap(hdr) > maxKeptHeader {
+		// hdr is copied into the output buffer below and not needed after.
+		c.hdr = nil
+	}
+	w := c.out
+	p, err := w.Malloc(len(hdr))
+	if err != nil {
+		return err
+	}
+	copy(p, hdr)
+	c.pending += len(hdr) + len(resp.Body)
+	if len(resp.Body) > 0 {
+		// Bodies are cached encodings or pooled buffers held until the
+		// flush: either way they stay unchanged while netpoll holds them.
+		if _, err := w.WriteBinary(resp.Body); err != nil {
+			return err
+		}
+	}
+	return encErr
+}
+
+// encodeReply appends resp's frame prefix for the connection to send. A
+// reply that cannot be framed (its header would overflow the 24-bit
+// length field: an error the encoder reports rather than corrupting the
+// stream) becomes a SYSTEM_ERROR without body or extFields, so the peer
+// still gets an answer it can read; the encoder's error is returned for the
+// log.
+func encodeReply(dst []byte, resp *codec.Command) ([]byte, error) {
+	out, err := codec.EncodeFramePrefix(dst, resp, len(resp.Body))
+	if err == nil {
+		return out, nil
+	}
+	resp.Code = codec.SystemError
+	resp.Remark = "the response cannot be sent: " + err.Error()
+	clear(resp.Ext)
+	resp.Ext = resp.Ext[:0]
+	resp.HasExt = false
+	resp.Body = nil
+	out, err2 := codec.EncodeFramePrefix(dst, resp, 0)
+	if err2 != nil {
+		return out, err2
+	}
+	return out, err
+}
