@@ -332,7 +332,9 @@ func TestThreeNodeGroup(t *testing.T) {
 	if r, err := b.AlterSyncStateSet(ctx, []int64{1, 2}); err != nil {
 		t.Fatalf("1001 of the new master: %v %+v", err, r)
 	}
-	c.converged(func(gs []Group) bool { return slices.Equal(gs[0].SyncStateSet, []int64{1, 2}) && gs[0].SyncStateSetEpoch == 4 })
+	c.converged(func(gs []Group) bool {
+		return slices.Equal(gs[0].SyncStateSet, []int64{1, 2}) && gs[0].SyncStateSetEpoch == 4
+	})
 
 	// The leader node stops: another leads, the brokers find it through
 	// 1005, and a further failover goes through it.
