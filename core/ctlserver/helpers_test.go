@@ -98,8 +98,8 @@ func fastRaft(c *Config) {
 }
 
 // startNode builds and starts a node from cfg (its logger set), shut down
-// when the test ends.
-func startNode(t testing.TB, cfg Config) *Server {
+// when the test ends; prepare, if set, sees it between New and Start.
+func startNode(t testing.TB, cfg Config, prepare ...func(*Server)) *Server {
 	t.Helper()
 	if cfg.Logger == nil {
 		cfg.Logger = testLogger(t).With("node", cfg.Membership.SelfID)
@@ -107,6 +107,9 @@ func startNode(t testing.TB, cfg Config) *Server {
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, p := range prepare {
+		p(s)
 	}
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
@@ -128,8 +131,8 @@ func shutdown(t testing.TB, s *Server) {
 }
 
 // single starts a one-node DLedger-style controller in memory, edited by
-// edit, and waits until it leads.
-func single(t testing.TB, edit func(*Config)) *Server {
+// edit (and prepare, see startNode), and waits until it leads.
+func single(t testing.TB, edit func(*Config), prepare ...func(*Server)) *Server {
 	t.Helper()
 	addrs := freePorts(t, 1)
 	cfg := DefaultConfig(dledger(t, addrs, 0), "")
@@ -139,7 +142,7 @@ func single(t testing.TB, edit func(*Config)) *Server {
 	if edit != nil {
 		edit(&cfg)
 	}
-	s := startNode(t, cfg)
+	s := startNode(t, cfg, prepare...)
 	waitFor(t, "a ready leader", func() bool { return s.node.ReadyLeader() })
 	return s
 }
