@@ -18,6 +18,16 @@
 // raft on its jRaftServerId port. Embedded in the NameServer, the node
 // runs in the same process on its own port, exactly as standalone.
 //
+// # Running it
+//
+// Standalone and embedded runs are the same calls: parse the membership
+// from the Java keys (membership.Parse), start from DefaultConfig, set what
+// the properties file says, then New, Start, and Shutdown on the way out.
+// Embedded in the NameServer, set ReplyVersion to codec.ServerVersion (479)
+// as Java does, and start the node after the NameServer's own listener;
+// the two share nothing but the process. Stats, Groups and Node are for
+// metrics, the status page and readiness (Node().HasLeader()).
+//
 // # Who answers what
 //
 //   - 904 heartbeats, on every node, into that node's liveness table (as

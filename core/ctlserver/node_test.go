@@ -438,3 +438,38 @@ func TestProcessReadEvent(t *testing.T) {
 		t.Fatalf("a read committed an entry with processReadEvent off")
 	}
 }
+
+// A node elected but with its barrier not yet applied (here: its FSM
+// replaying the log is stalled) says isLeader in 1005, as Java does, and
+// answers leader requests 2007 until the barrier is through.
+func TestLeaderBeforeItsBarrier(t *testing.T) {
+	addrs := freePorts(t, 1)
+	cfg := DefaultConfig(dledger(t, addrs, 0), t.TempDir())
+	cfg.BindAddress = "127.0.0.1"
+	fastRaft(&cfg)
+	s := startNode(t, cfg)
+	waitFor(t, "a ready leader", func() bool { return s.node.ReadyLeader() })
+	if r := call(t, s, request(codec.ControllerApplyBrokerID, 1, "clusterName", "C", "brokerName", "b", "appliedBrokerId", "1", "registerCheckCode", "a;1")); r.Code != 0 {
+		t.Fatalf("1013: %d %q", r.Code, r.Remark)
+	}
+	shutdown(t, s)
+
+	g := newGate()
+	g.stalled.Store(true)
+	s = startNode(t, cfg, g.hook)
+	<-g.waiting // the log's first entry is being replayed
+	waitFor(t, "raft leadership", func() bool { return s.node.IsLeader() })
+	if m := metadata(t, s); m["isLeader"] != "true" || m["controllerLeaderId"] != "n0" {
+		t.Fatalf("1005 of an elected node: %v", m)
+	}
+	next := request(codec.ControllerGetNextBrokerID, 2, "clusterName", "C", "brokerName", "b")
+	if r := call(t, s, next); r.Code != codec.ControllerNotLeader || r.HasExt {
+		t.Fatalf("1012 before the barrier: %d %q", r.Code, r.Remark)
+	}
+	g.stalled.Store(false)
+	close(g.open)
+	waitFor(t, "the barrier", func() bool { return s.node.ReadyLeader() })
+	if r := call(t, s, next); r.Code != 0 || ext(r, "nextBrokerId") != "2" {
+		t.Fatalf("1012 after the barrier: %d %v", r.Code, r.Ext)
+	}
+}
