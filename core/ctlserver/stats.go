@@ -60,10 +60,9 @@ type Stats struct {
 	Overloaded     uint64
 }
 
-// Stats returns the node's figures. It must not be called before Start.
+// Stats returns the node's figures (Raft's are zero before Start).
 func (s *Server) Stats() Stats {
 	st := Stats{
-		Raft: s.node.Stats(),
 		Elections: Elections{
 			Success:    s.counts.electSuccess.Load(),
 			StillExist: s.counts.electStillExist.Load(),
@@ -74,6 +73,11 @@ func (s *Server) Stats() Stats {
 		NotificationsFailed: s.notify.failed.Load(),
 		QueuedRequests:      len(s.jobs),
 		Overloaded:          s.counts.busy.Load(),
+	}
+	select {
+	case <-s.started:
+		st.Raft = s.node.Stats()
+	default:
 	}
 	s.fsm.Read(func(state *controller.State) {
 		st.Groups = state.Len()
@@ -123,7 +127,7 @@ type Group struct {
 }
 
 // Groups returns every broker set, by name, with its members' liveness on
-// this node. It must not be called before Start.
+// this node.
 func (s *Server) Groups() []Group {
 	var out []Group
 	s.fsm.Read(func(state *controller.State) {
