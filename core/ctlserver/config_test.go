@@ -20,7 +20,7 @@ func TestConfigValidate(t *testing.T) {
 	good := dledger(t, []string{"127.0.0.1:9878"}, 0)
 	f := func(edit func(*Config), want string) {
 		t.Helper()
-		cfg := DefaultConfig(good, "/tmp/x")
+		cfg := DefaultConfig(good, "store")
 		edit(&cfg)
 		_, err := New(cfg)
 		if err == nil || !strings.Contains(err.Error(), want) {

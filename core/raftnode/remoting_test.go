@@ -26,7 +26,7 @@ import (
 
 const echoCode int32 = 1
 
-// goroutineTB lets a helper that fails with Fatalf run off the test's
+// goroutineTB lets a function that fails with Fatalf run off the test's
 // goroutine: the failure is recorded and only that goroutine ends.
 type goroutineTB struct{ testing.TB }
 
