@@ -149,6 +149,21 @@ func (l *Liveness) Alive(k LiveKey, now int64) bool {
 	return ok && e.info.LastUpdate+e.info.Timeout >= now
 }
 
+// CountAlive is the number of brokers alive at now: in the table and
+// heard from within their timeout.
+func (l *Liveness) CountAlive(now int64) int {
+	if l == nil {
+		return 0
+	}
+	n := 0
+	for _, e := range l.entries {
+		if e.info.LastUpdate+e.info.Timeout >= now {
+			n++
+		}
+	}
+	return n
+}
+
 // Info returns what the table holds for k, alive or not.
 func (l *Liveness) Info(k LiveKey) (LiveInfo, bool) {
 	if l == nil {

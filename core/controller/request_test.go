@@ -190,3 +190,33 @@ func TestSyncStateDataManyNames(t *testing.T) {
 		t.Errorf("body %s", d.Reply.Body)
 	}
 }
+
+// CountAlive counts the brokers heard from within their own timeouts, not
+// those merely left in the table until the next expiry scan.
+func TestCountAlive(t *testing.T) {
+	live := NewLiveness()
+	hb := func(name string, id, timeout int64, conn uint64, now int64) {
+		live.Heartbeat(&Heartbeat{ClusterName: "C", BrokerName: name, BrokerID: id, HasBrokerID: true, TimeoutMillis: timeout}, conn, now)
+	}
+	hb("a", 1, 1000, 1, 0)
+	hb("a", 2, 5000, 2, 0)
+	hb("b", 1, 1000, 3, 500)
+	f := func(now int64, want int) {
+		t.Helper()
+		if got := live.CountAlive(now); got != want {
+			t.Errorf("CountAlive(%d) = %d, want %d", now, got, want)
+		}
+	}
+	f(0, 3)
+	f(1000, 3)
+	f(1001, 2)
+	f(1501, 1)
+	f(5001, 0)
+	if live.Len() != 3 {
+		t.Errorf("Len %d: counting must not remove entries", live.Len())
+	}
+	var none *Liveness
+	if none.CountAlive(0) != 0 {
+		t.Error("a nil table counts brokers")
+	}
+}

@@ -20,7 +20,10 @@
 //   - The transport: every raft connection starts with Preamble. A listener
 //     shared with the remoting protocol recognises it and hands the
 //     connection to StreamLayer.Handoff; ListenStream owns a port of its own
-//     instead. Accept checks and strips the preamble either way.
+//     instead. Accept checks and strips the preamble either way and answers
+//     it with PreambleAck, which Dial waits for before raft sends anything:
+//     a listener that sniffs the preamble may take the connection off its
+//     poller, and bytes in flight at that moment could be lost.
 //   - Bootstrap and membership: a node whose store is empty bootstraps the
 //     configured peers (every member may, with the same list); a node with
 //     state keeps raft's membership from its log and logs any difference

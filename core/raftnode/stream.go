@@ -6,6 +6,7 @@ package raftnode
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"sync"
@@ -19,11 +20,19 @@ import (
 // StreamLayer.Handoff. Its first byte can never start a remoting frame (a
 // 4-byte big-endian length capped at 16 MiB, so 0x00 or 0x01) nor a TLS
 // record (0x16): 'R' is 0x52. The digit is the raft wire generation, bumped
-// if the framing ever changes.
-const Preamble = "RNSRAFT1"
+// if the framing ever changes (generation 2 added PreambleAck).
+const Preamble = "RNSRAFT2"
+
+// PreambleAck is what the accepting side writes once it has read and
+// checked the preamble; the dialer sends nothing else before it has read
+// it. A shared listener takes a sniffed connection off its poller after
+// the preamble: bytes arriving at that moment could be lost, so none may
+// be in flight then (the remoting Sniffer contract).
+const PreambleAck = "RNSOK2\n"
 
 // PreambleTimeout bounds how long an accepted connection may take to send
-// the preamble before it is dropped.
+// the preamble before it is dropped, and how long a dialer waits for the
+// acknowledgement when raft gives it no timeout.
 const PreambleTimeout = 5 * time.Second
 
 // ErrStreamClosed is returned by Accept and Handoff once the layer is closed.
@@ -144,8 +153,8 @@ func (s *StreamLayer) acceptLoop() {
 // Handoff gives the layer a connection that starts with the preamble (a
 // sniffer that peeked at it must put the peeked bytes back). The preamble
 // is checked on a goroutine of its own so a slow or silent client stalls
-// nobody; a connection without it is closed and logged. It fails only once
-// the layer is closed, and then closes c.
+// nobody, and answered with PreambleAck; a connection without it is closed
+// and logged. It fails only once the layer is closed, and then closes c.
 func (s *StreamLayer) Handoff(c net.Conn) error {
 	s.mu.Lock()
 	if s.isClosed {
@@ -159,6 +168,11 @@ func (s *StreamLayer) Handoff(c net.Conn) error {
 		defer s.wg.Done()
 		if err := readPreamble(c, s.preambleTimeout); err != nil {
 			s.log.Warn("raft connection refused", "remote", c.RemoteAddr().String(), "err", err)
+			c.Close()
+			return
+		}
+		if err := writeAck(c, s.preambleTimeout); err != nil {
+			s.log.Debug("raft connection lost before its acknowledgement", "remote", c.RemoteAddr().String(), "err", err)
 			c.Close()
 			return
 		}
@@ -224,6 +238,30 @@ func readPreamble(c net.Conn, timeout time.Duration) error {
 	return c.SetReadDeadline(time.Time{})
 }
 
+func writeAck(c net.Conn, timeout time.Duration) error {
+	c.SetWriteDeadline(time.Now().Add(timeout))
+	if _, err := io.WriteString(c, PreambleAck); err != nil {
+		return fmt.Errorf("write raft preamble acknowledgement: %w", err)
+	}
+	return c.SetWriteDeadline(time.Time{})
+}
+
+var errBadAck = errors.New("peer did not acknowledge the raft preamble")
+
+// readAck reads the acceptor's PreambleAck. Anything else is a peer of
+// another raft wire generation, or not a raft peer at all.
+func readAck(c net.Conn, timeout time.Duration) error {
+	c.SetReadDeadline(time.Now().Add(timeout))
+	var buf [len(PreambleAck)]byte
+	if _, err := io.ReadFull(c, buf[:]); err != nil {
+		return fmt.Errorf("read raft preamble acknowledgement: %w", err)
+	}
+	if string(buf[:]) != PreambleAck {
+		return fmt.Errorf("%w: got %q", errBadAck, buf[:])
+	}
+	return c.SetReadDeadline(time.Time{})
+}
+
 // Accept implements net.Listener for raft's transport.
 func (s *StreamLayer) Accept() (net.Conn, error) {
 	select {
@@ -261,22 +299,29 @@ func (s *StreamLayer) Close() error {
 // Addr implements net.Listener: the advertised address.
 func (s *StreamLayer) Addr() net.Addr { return s.advertise }
 
-// Dial implements raft.StreamLayer: it connects to a peer's raft address
-// and sends the preamble before raft's first byte.
+// Dial implements raft.StreamLayer: it connects to a peer's raft address,
+// sends the preamble and waits for the peer's PreambleAck before raft's
+// first byte, all within timeout (PreambleTimeout when raft gives none).
 func (s *StreamLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	d := net.Dialer{Timeout: timeout}
+	if timeout <= 0 {
+		timeout = PreambleTimeout
+	}
+	deadline := time.Now().Add(timeout)
+	d := net.Dialer{Deadline: deadline}
 	c, err := d.Dial("tcp", string(address))
 	if err != nil {
 		return nil, err
 	}
-	if timeout > 0 {
-		c.SetWriteDeadline(time.Now().Add(timeout))
-	}
+	c.SetWriteDeadline(deadline)
 	if _, err := c.Write([]byte(Preamble)); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("send raft preamble to %s: %w", address, err)
 	}
 	c.SetWriteDeadline(time.Time{})
+	if err := readAck(c, time.Until(deadline)); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("raft peer %s: %w", address, err)
+	}
 	tc, ok := s.track(c)
 	if !ok {
 		return nil, ErrStreamClosed

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -64,6 +65,12 @@ func TestStreamRefusesWithoutPreamble(t *testing.T) {
 			}
 			return
 		}
+		// The acceptor acknowledges the preamble before anything else.
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		ack := make([]byte, len(PreambleAck))
+		if _, err := io.ReadFull(c, ack); err != nil || string(ack) != PreambleAck {
+			t.Fatalf("acknowledgement %q, %v", ack, err)
+		}
 		select {
 		case a := <-accepted:
 			// The preamble is stripped: the first byte raft reads is ours.
@@ -79,7 +86,7 @@ func TestStreamRefusesWithoutPreamble(t *testing.T) {
 	}
 	f([]byte{0, 0, 0, 20, 0, 0, 0, 10}, false) // a remoting frame
 	f([]byte{0x16, 3, 1, 0, 0xc8}, false)      // a TLS hello
-	f([]byte("RNSRAFT2"), false)               // another generation
+	f([]byte("RNSRAFT1"), false)               // another generation
 	f([]byte("RNS"), false)                    // then silence: the close comes from the peer's close below... or the deadline
 	f([]byte(Preamble+"x"), true)
 	// Split across writes, byte by byte.
@@ -112,18 +119,36 @@ func TestStreamDialSendsPreamble(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	got := make(chan string, 1)
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		b := make([]byte, len(Preamble)+2)
-		io.ReadFull(c, b)
-		got <- string(b)
-	}()
-	c, err := s.Dial(raft.ServerAddress(ln.Addr().String()), time.Second)
+	// peer plays the accepting side: it reads the preamble, answers ack
+	// (after a pause, so a dialer that did not wait would be seen writing
+	// early) and reports everything it read.
+	peer := func(ack string) <-chan string {
+		got := make(chan string, 1)
+		go func() {
+			c, err := ln.Accept()
+			if err != nil {
+				got <- err.Error()
+				return
+			}
+			defer c.Close()
+			b := make([]byte, len(Preamble))
+			io.ReadFull(c, b)
+			c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+			early, _ := c.Read(make([]byte, 16))
+			if early > 0 {
+				got <- "bytes before the acknowledgement"
+				return
+			}
+			c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			io.WriteString(c, ack)
+			rest := make([]byte, 2)
+			io.ReadFull(c, rest)
+			got <- string(b) + string(rest)
+		}()
+		return got
+	}
+	got := peer(PreambleAck)
+	c, err := s.Dial(raft.ServerAddress(ln.Addr().String()), 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,6 +157,28 @@ func TestStreamDialSendsPreamble(t *testing.T) {
 		t.Fatalf("peer read %q", g)
 	}
 	c.Close()
+
+	// A wrong acknowledgement (another generation) or none fails the dial.
+	got = peer("RNSOK1\n")
+	if c, err := s.Dial(raft.ServerAddress(ln.Addr().String()), 5*time.Second); !errors.Is(err, errBadAck) {
+		t.Fatalf("dial with a wrong acknowledgement: %v", err)
+		c.Close()
+	}
+	<-got
+	silent := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			silent <- c
+		}
+	}()
+	if _, err := s.Dial(raft.ServerAddress(ln.Addr().String()), 300*time.Millisecond); err == nil {
+		t.Fatal("dial without an acknowledgement succeeded")
+	} else if !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("dial without an acknowledgement: %v", err)
+	}
+	(<-silent).Close()
+
 	if s.Addr().String() != "127.0.0.1:1" {
 		t.Fatalf("advertised %v", s.Addr())
 	}

@@ -367,6 +367,22 @@ func (s *Server) tick() {
 	}
 }
 
+// CloseConn closes the connection with id (as ConnClosed and Conn.ID name
+// it) and reports whether it was open: a controller closes the connection
+// of a broker whose heartbeats expired, knowing only the id it recorded.
+// ConnClosed then runs for it as for any close. Handed-off connections
+// (Sniffers) have no id and are not found.
+func (s *Server) CloseConn(id ConnID) bool {
+	s.connsMu.Lock()
+	c := s.conns[id]
+	s.connsMu.Unlock()
+	if c == nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
 func (s *Server) snapshotConns() []*Conn {
 	s.connsMu.Lock()
 	out := make([]*Conn, 0, len(s.conns))

@@ -1,7 +1,8 @@
 // server_test.go drives a listener over real loopback connections: the
 // reply rules and their options, unknown codes, handler errors and panics,
 // oneway and response-flagged frames, broken frames, idle connections, the
-// connection's id and close hook, and several listeners side by side.
+// connection's id, its close hook and CloseConn, and several listeners side
+// by side.
 
 package remoting
 
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rocketns/rocketns/codec"
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 )
 
 func TestReplyEchoesTheRequest(t *testing.T) {
@@ -250,6 +252,44 @@ func TestConnIDAndCloseHook(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("ConnClosed not called")
+	}
+}
+
+// CloseConn closes the named connection only, which ConnClosed then
+// reports; an unknown or already closed id is not found.
+func TestCloseConn(t *testing.T) {
+	closed := make(chan ConnID, 4)
+	s, _ := startTiny(t, func(o *Options) { o.ConnClosed = func(id ConnID) { closed <- id } })
+	w1, w2 := dial(t, s), dial(t, s)
+	idOf := func(w *remotingtest.Wire, opaque int32) ConnID {
+		v, _ := w.Call(request(codeWho, opaque)).ExtValue("id")
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ConnID(n)
+	}
+	id1 := idOf(w1, 1)
+	idOf(w2, 2)
+	if !s.CloseConn(id1) {
+		t.Fatal("CloseConn did not find an open connection")
+	}
+	if !w1.ClosedByPeer() {
+		t.Fatal("the connection is still open")
+	}
+	select {
+	case id := <-closed:
+		if id != id1 {
+			t.Fatalf("ConnClosed reported %d, want %d", id, id1)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ConnClosed not called")
+	}
+	if r := w2.Call(request(codeEcho, 3, "v", "alive")); r.Remark != "alive" {
+		t.Fatalf("the other connection: %+v", r)
+	}
+	if s.CloseConn(id1) || s.CloseConn(ConnID(1<<40)) {
+		t.Fatal("CloseConn found a closed or unknown connection")
 	}
 }
 

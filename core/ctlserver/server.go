@@ -1,0 +1,337 @@
+// The controller node: its listeners (one shared with raft, or one each),
+// the raft node over the FSM, the background loops, and start and
+// shutdown.
+
+package ctlserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rocketns/rocketns/core/controller"
+	"github.com/rocketns/rocketns/core/raftnode"
+	"github.com/rocketns/rocketns/core/raftnode/membership"
+	"github.com/rocketns/rocketns/core/remoting"
+)
+
+// Server is one controller node. New builds it, Start opens its store and
+// serves, Shutdown stops it; a Server is not restarted (build a new one on
+// the same store directory).
+type Server struct {
+	cfg   Config
+	log   *slog.Logger
+	fsm   *FSM
+	store ConfigStore
+	peers string // 1005's peers field
+	// settings are the run-time settings in force (a 1009 swaps them).
+	settings atomic.Pointer[RuntimeSettings]
+
+	// Set by Start before anything can call in (the listener is started
+	// last, the loops wait for started).
+	node    *raftnode.Node
+	remote  *remoting.Server
+	stream  *raftnode.StreamLayer
+	started chan struct{}
+
+	liveMu sync.Mutex
+	live   *controller.Liveness
+
+	// jobs is the leader's queue of requests to decide one at a time;
+	// only the writer goroutine receives from it.
+	jobs chan *job
+	// dirty is set (by the writer only) when a write's outcome is
+	// unknown: its entry may still be applied, so the next decision waits
+	// for a barrier.
+	dirty bool
+	// electing names the sets with a controller-triggered election queued.
+	electMu  sync.Mutex
+	electing map[string]bool
+
+	notify *notifier
+
+	// leaderStop ends the inactive-master scan of the current ready
+	// leadership (nil while not the ready leader).
+	leaderMu   sync.Mutex
+	leaderStop chan struct{}
+
+	counts counters
+
+	closing atomic.Bool
+	stop    chan struct{}
+	wg      sync.WaitGroup
+
+	// noState answers the requests refused before the state is looked at.
+	noState *controller.State
+}
+
+// New checks cfg and builds a node; nothing is opened until Start.
+func New(cfg Config) (*Server, error) {
+	cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	m := cfg.Membership
+	s := &Server{
+		cfg:      cfg,
+		log:      cfg.Logger.With("controller", m.SelfID),
+		peers:    peersText(m),
+		live:     controller.NewLiveness(),
+		electing: map[string]bool{},
+		started:  make(chan struct{}),
+		stop:     make(chan struct{}),
+		noState:  controller.NewState(),
+	}
+	s.fsm = NewFSM(s.log)
+	s.store = cfg.Settings
+	if s.store == nil {
+		s.store = NewMemoryConfig(&s.cfg, nil)
+	}
+	rt := s.store.Runtime()
+	s.settings.Store(&rt)
+	s.jobs = make(chan *job, cfg.RequestQueueCapacity)
+	s.notify = newNotifier(s.log, cfg.NotifyTimeout, cfg.ReplyVersion)
+	return s, nil
+}
+
+// Start opens the raft store, joins the group and serves brokers: DLedger
+// style on the self peer's port, which raft shares; jRaft style on the
+// node's broker-facing port, raft on its own.
+func (s *Server) Start() (err error) {
+	m := s.cfg.Membership
+	self := m.Self()
+	defer func() {
+		if err != nil {
+			s.closeStarted()
+		}
+	}()
+	opts := remoting.Options{
+		Addr:           s.cfg.listenAddr(self.ServeAddr),
+		Log:            s.log,
+		Routes:         s.routes(),
+		Version:        s.cfg.ReplyVersion,
+		JSONReplies:    true,
+		MaxFrame:       s.cfg.MaxFrame,
+		MaxConnections: s.cfg.MaxConnections,
+		TLS:            s.cfg.TLS,
+		ConnClosed:     s.connClosed,
+		Observe:        s.cfg.Observe,
+	}
+	if s.cfg.IdleTimeout > 0 {
+		opts.IdleTimeout = s.cfg.IdleTimeout
+	}
+	if m.Style == membership.JRaft {
+		if s.stream, err = raftnode.ListenStream(s.cfg.listenAddr(self.RaftAddr), self.RaftAddr, s.log); err != nil {
+			return fmt.Errorf("controller %s: %w", m.SelfID, err)
+		}
+	} else {
+		if s.stream, err = raftnode.NewStreamLayer(self.RaftAddr, s.log); err != nil {
+			return fmt.Errorf("controller %s: %w", m.SelfID, err)
+		}
+		stream := s.stream
+		opts.Sniffers = []remoting.Sniffer{{Magic: []byte(raftnode.Preamble), Serve: func(nc net.Conn) { stream.Handoff(nc) }}}
+	}
+	if s.remote, err = remoting.New(opts); err != nil {
+		return fmt.Errorf("controller %s: %w", m.SelfID, err)
+	}
+	rc := raftnode.Config{
+		ID:                     m.SelfID,
+		Dir:                    s.cfg.StoreDir,
+		InMemory:               s.cfg.InMemory,
+		Stream:                 s.stream,
+		HeartbeatTimeout:       s.cfg.Raft.HeartbeatTimeout,
+		ElectionTimeout:        s.cfg.Raft.ElectionTimeout,
+		LeaderLeaseTimeout:     s.cfg.Raft.LeaderLeaseTimeout,
+		CommitTimeout:          s.cfg.Raft.CommitTimeout,
+		RPCTimeout:             s.cfg.Raft.RPCTimeout,
+		ApplyTimeout:           s.cfg.Raft.ApplyTimeout,
+		SnapshotInterval:       s.cfg.Raft.SnapshotInterval,
+		SnapshotThreshold:      s.cfg.Raft.SnapshotThreshold,
+		TrailingLogs:           s.cfg.Raft.TrailingLogs,
+		ApplyMembershipChanges: s.cfg.Raft.ApplyMembershipChanges,
+		OnLeadership:           s.onLeadership,
+		Logger:                 s.log,
+	}
+	for _, p := range m.Peers {
+		rc.Peers = append(rc.Peers, raftnode.Peer{ID: p.ID, RaftAddr: p.RaftAddr, ServeAddr: p.ServeAddr})
+	}
+	if s.node, err = raftnode.New(rc, s.fsm); err != nil {
+		return fmt.Errorf("controller %s: %w", m.SelfID, err)
+	}
+	if err = s.remote.Start(); err != nil {
+		return fmt.Errorf("controller %s: %w", m.SelfID, err)
+	}
+	close(s.started)
+	s.wg.Add(2)
+	go s.runWriter()
+	go s.runExpiryScan()
+	for _, w := range m.Warnings {
+		s.log.Warn("controller: " + w)
+	}
+	s.log.Info("controller started", "style", m.Style.String(), "serve", s.remote.Addr().String(),
+		"raft", self.RaftAddr, "peers", len(m.Peers), "store", s.cfg.StoreDir)
+	return nil
+}
+
+// closeStarted undoes a Start that failed half-way (Shutdown then refuses:
+// the server never started).
+func (s *Server) closeStarted() {
+	s.closing.Store(true)
+	close(s.stop)
+	s.stopLeaderScan()
+	if s.node != nil {
+		s.node.Close()
+		s.node = nil
+	}
+	if s.stream != nil {
+		s.stream.Close()
+	}
+	s.wg.Wait()
+	s.notify.close()
+}
+
+// Addr is the bound broker-facing address, nil before Start.
+func (s *Server) Addr() net.Addr {
+	if s.remote == nil {
+		return nil
+	}
+	return s.remote.Addr()
+}
+
+// RaftAddr is the bound raft address: the broker-facing one in DLedger
+// style, the own raft listener's in jRaft style; nil before Start.
+func (s *Server) RaftAddr() net.Addr {
+	if s.stream == nil {
+		return nil
+	}
+	if a := s.stream.ListenAddr(); a != nil {
+		return a
+	}
+	return s.Addr()
+}
+
+// ID is this node's raft id.
+func (s *Server) ID() string { return s.cfg.Membership.SelfID }
+
+// Node is the raft node (tests, tools), nil before Start.
+func (s *Server) Node() *raftnode.Node { return s.node }
+
+// Shutdown stops serving: the broker-facing listener (its connections
+// closed, requests being handled finished), the background loops, the
+// pending role-change notices, and the raft node (a leader stops without
+// handing over; the others elect within an election timeout). Requests
+// queued for the leader are dropped with their connections.
+func (s *Server) Shutdown(ctx context.Context) error {
+	if !s.closing.CompareAndSwap(false, true) {
+		return errors.New("controller: already shut down")
+	}
+	select {
+	case <-s.started:
+	default:
+		return errors.New("controller: not started")
+	}
+	var errs []error
+	close(s.stop)
+	s.stopLeaderScan()
+	if err := s.remote.Shutdown(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("controller listener: %w", err))
+	}
+	// Closing raft ends a write waiting for its commit (ErrShutdown), so
+	// the writer returns.
+	if err := s.node.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("raft: %w", err))
+	}
+	if err := waitOrDone(ctx, s.wg.Wait); err != nil {
+		errs = append(errs, fmt.Errorf("controller loops: %w", err))
+	}
+	s.notify.close()
+	s.log.Info("controller stopped")
+	return errors.Join(errs...)
+}
+
+func waitOrDone(ctx context.Context, wait func()) error {
+	done := make(chan struct{})
+	go func() {
+		wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// nowMs is the liveness clock.
+func (s *Server) nowMs() int64 { return s.cfg.Clock().UnixMilli() }
+
+// runtime is the run-time settings in force.
+func (s *Server) runtime() RuntimeSettings { return *s.settings.Load() }
+
+// onLeadership follows the ready leadership: the inactive-master scan runs
+// while it lasts. raftnode calls it serialised and wants it quick.
+func (s *Server) onLeadership(ready bool) {
+	if !ready {
+		s.stopLeaderScan()
+		s.log.Info("controller: no longer the leader")
+		return
+	}
+	s.leaderMu.Lock()
+	defer s.leaderMu.Unlock()
+	if s.leaderStop != nil || s.closing.Load() {
+		return
+	}
+	stop := make(chan struct{})
+	s.leaderStop = stop
+	s.wg.Add(1)
+	go s.runInactiveMasterScan(stop)
+	s.log.Info("controller: leader, serving leader requests")
+}
+
+func (s *Server) stopLeaderScan() {
+	s.leaderMu.Lock()
+	defer s.leaderMu.Unlock()
+	if s.leaderStop != nil {
+		close(s.leaderStop)
+		s.leaderStop = nil
+	}
+}
+
+// every runs fn each interval (the first time after first) until stop or
+// the server's stop closes.
+func (s *Server) every(first, interval time.Duration, stop <-chan struct{}, fn func()) {
+	defer s.wg.Done()
+	select {
+	case <-s.started:
+	case <-s.stop:
+		return
+	}
+	t := time.NewTimer(first)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-s.stop:
+			return
+		case <-t.C:
+			fn()
+			t.Reset(interval)
+		}
+	}
+}
+
+func (s *Server) runExpiryScan() {
+	first := min(firstExpiryScan, s.cfg.ScanNotActiveBrokerInterval)
+	s.every(first, s.cfg.ScanNotActiveBrokerInterval, nil, s.expiryScan)
+}
+
+func (s *Server) runInactiveMasterScan(stop <-chan struct{}) {
+	s.every(s.cfg.ScanInactiveMasterInterval, s.cfg.ScanInactiveMasterInterval, stop, s.inactiveMasterScan)
+}
