@@ -121,22 +121,6 @@ func (c *cluster) node(i int) *Server {
 	return c.nodes[i]
 }
 
-// leader waits for a ready leader among the running nodes but skip.
-func (c *cluster) leader(skip ...int) int {
-	c.t.Helper()
-	l := -1
-	waitFor(c.t, "a ready leader", func() bool {
-		for i := range c.nodes {
-			if s := c.node(i); s != nil && !slices.Contains(skip, i) && s.node.ReadyLeader() {
-				l = i
-				return true
-			}
-		}
-		return false
-	})
-	return l
-}
-
 // agreed waits until every running node's 1005 names the same leader at
 // its broker-facing address, and returns it.
 func (c *cluster) agreed() int {

@@ -9,7 +9,7 @@ import (
 	"errors"
 
 	"github.com/rocketns/rocketns/codec"
-	"github.com/rocketns/rocketns/core/config"
+	"github.com/rocketns/rocketns/codec/properties"
 	"github.com/rocketns/rocketns/core/controller"
 	"github.com/rocketns/rocketns/core/remoting"
 )
@@ -84,7 +84,7 @@ func (s *Server) handleUpdateConfig(c *remoting.Conn, req, _ *codec.Command) err
 	if len(req.Body) == 0 {
 		return nil
 	}
-	parsed, err := config.ParseProperties(bytes.NewReader(req.Body))
+	parsed, err := properties.Parse(bytes.NewReader(req.Body))
 	if err != nil {
 		s.log.Warn("controller: config update refused: bad properties", "peer", c.Peer(), "err", err)
 		return remoting.Refuse(codec.SystemError, remarkBadProperties)
@@ -92,11 +92,7 @@ func (s *Server) handleUpdateConfig(c *remoting.Conn, req, _ *codec.Command) err
 	if len(parsed) == 0 {
 		return nil
 	}
-	props := make([]Property, len(parsed))
-	for i, p := range parsed {
-		props[i] = Property{Key: p.Key, Value: p.Value}
-	}
-	rt, err := s.store.Update(props)
+	rt, err := s.store.Update(parsed)
 	if err != nil {
 		s.log.Warn("controller: config update refused", "peer", c.Peer(), "err", err)
 		if errors.Is(err, ErrBlackListed) {
@@ -105,7 +101,7 @@ func (s *Server) handleUpdateConfig(c *remoting.Conn, req, _ *codec.Command) err
 		return remoting.Refuse(codec.SystemError, err.Error())
 	}
 	s.settings.Store(&rt)
-	s.log.Info("controller: config updated", "peer", c.Peer(), "keys", len(props),
+	s.log.Info("controller: config updated", "peer", c.Peer(), "keys", len(parsed),
 		"notify_broker_role_changed", rt.NotifyBrokerRoleChanged, "enable_elect_unclean_master", rt.EnableElectUncleanMaster,
 		"elect_master_max_retry_count", rt.ElectMasterMaxRetryCount, "process_read_event", rt.ProcessReadEvent)
 	return nil

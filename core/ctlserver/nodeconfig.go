@@ -15,13 +15,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rocketns/rocketns/codec/properties"
 	"github.com/rocketns/rocketns/core/raftnode/membership"
 )
 
 // Property is one key and value of a 1009 body, in body order.
-type Property struct {
-	Key, Value string
-}
+type Property = properties.Property
 
 // ErrBlackListed is wrapped by a ConfigStore refusal that 1009 answers 16
 // NO_PERMISSION "Can not update config in black list.".

@@ -79,17 +79,17 @@ func TestMemoryConfigUpdate(t *testing.T) {
 		}
 	}
 	for _, k := range []string{"configBlackList", "configStorePath", "rocketmqHome", "scanInactiveMasterInterval"} {
-		f([]Property{{"electMasterMaxRetryCount", "7"}, {k, "x"}}, true, true)
+		f([]Property{{Key: "electMasterMaxRetryCount", Value: "7"}, {Key: k, Value: "x"}}, true, true)
 	}
 	if mc.Runtime().ElectMasterMaxRetryCount != 3 {
 		t.Fatal("a refused update changed a setting")
 	}
-	f([]Property{{"notifyBrokerRoleChanged", "false"}, {"electMasterMaxRetryCount", "not a number"}}, false, true)
+	f([]Property{{Key: "notifyBrokerRoleChanged", Value: "false"}, {Key: "electMasterMaxRetryCount", Value: "not a number"}}, false, true)
 	if !mc.Runtime().NotifyBrokerRoleChanged {
 		t.Fatal("a refused update changed a setting")
 	}
-	f([]Property{{"notifyBrokerRoleChanged", "FALSE"}, {"enableElectUncleanMaster", "TRUE"}, {"electMasterMaxRetryCount", " 5 "},
-		{"processReadEvent", "true"}, {"noSuchKey", "1"}}, false, false)
+	f([]Property{{Key: "notifyBrokerRoleChanged", Value: "FALSE"}, {Key: "enableElectUncleanMaster", Value: "TRUE"}, {Key: "electMasterMaxRetryCount", Value: " 5 "},
+		{Key: "processReadEvent", Value: "true"}, {Key: "noSuchKey", Value: "1"}}, false, false)
 	rt := mc.Runtime()
 	if rt.NotifyBrokerRoleChanged || !rt.EnableElectUncleanMaster || rt.ElectMasterMaxRetryCount != 5 || !rt.ProcessReadEvent {
 		t.Fatalf("runtime %+v", rt)

@@ -294,7 +294,7 @@ func applySure(tb testing.TB, view func() ([]*Node, []*recFSM), data string) {
 	tb.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		nodes, fsms := view()
+		nodes, _ := view()
 		l := -1
 		for i, n := range nodes {
 			if n != nil && n.ReadyLeader() {
@@ -316,7 +316,7 @@ func applySure(tb testing.TB, view func() ([]*Node, []*recFSM), data string) {
 		}
 		tb.Logf("write %s: %v; checking whether it committed", data, err)
 		for time.Now().Before(deadline) {
-			nodes, fsms = view()
+			nodes, fsms := view()
 			found := -1
 			for i, n := range nodes {
 				if n != nil && n.ReadyLeader() && n.raft.Barrier(5*time.Second).Error() == nil && n.ReadyLeader() {

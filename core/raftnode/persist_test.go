@@ -81,7 +81,7 @@ func TestRestartWholeGroup(t *testing.T) {
 	for i := range g.nodes {
 		g.start(i)
 	}
-	l = g.leader()
+	g.leader()
 	if got := g.converge(); !slices.Equal(got, want) {
 		t.Fatalf("after snapshot and restart: %d entries %v, want %d", len(got), got, len(want))
 	}

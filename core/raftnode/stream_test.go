@@ -161,8 +161,10 @@ func TestStreamDialSendsPreamble(t *testing.T) {
 	// A wrong acknowledgement (another generation) or none fails the dial.
 	got = peer("RNSOK1\n")
 	if c, err := s.Dial(raft.ServerAddress(ln.Addr().String()), 5*time.Second); !errors.Is(err, errBadAck) {
+		if c != nil {
+			c.Close()
+		}
 		t.Fatalf("dial with a wrong acknowledgement: %v", err)
-		c.Close()
 	}
 	<-got
 	silent := make(chan net.Conn, 1)
