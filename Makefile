@@ -111,6 +111,7 @@ FUZZ_TARGETS := \
 	./core/controller:FuzzRestore \
 	./core/kv:FuzzOpen \
 	./codec/properties:FuzzParse \
+	./codec/properties:FuzzDocument \
 	./core/config:FuzzApply
 fuzz:
 	@set -e; log=$$(mktemp); trap 'rm -f "$$log"' EXIT; \

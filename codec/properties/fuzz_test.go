@@ -72,3 +72,52 @@ func TestContinuationBackslashRuns(t *testing.T) {
 	f("k=a\\\\\\", "k", `a\`)
 	f(strings.Repeat(`\\\`+"\n", 1<<16), strings.Repeat(`\`, 1<<16), "")
 }
+
+// FuzzDocument: editing any text that parses sets the key and nothing
+// else. A key of the text (the first, the last or one taken by the seed)
+// or a new one is set to a value, and the rendered text must read back
+// to the same properties but that key's value, which must be the new one.
+func FuzzDocument(f *testing.F) {
+	texts, err := codectest.PropertiesTexts()
+	if err != nil {
+		f.Fatal(err)
+	}
+	for i, s := range texts {
+		f.Add(s, uint8(i), "v\\ \n")
+	}
+	f.Add([]byte("a=1\\"), uint8(255), "x")
+	f.Fuzz(func(t *testing.T, text []byte, pick uint8, value string) {
+		d, err := ParseDocument(text)
+		if err != nil {
+			return
+		}
+		props := d.Properties()
+		key := "fuzz.new.key"
+		if len(props) > 0 && pick != 255 {
+			key = props[int(pick)%len(props)].Key
+		}
+		d.Set(key, value)
+		out := d.Bytes()
+		back, err := Parse(bytes.NewReader(out))
+		if err != nil {
+			t.Fatalf("rendered text does not parse: %v\n%q\nfrom %q", err, out, text)
+		}
+		want := map[string]string{}
+		for _, p := range props {
+			want[p.Key] = p.Value
+		}
+		want[key] = value
+		got := map[string]string{}
+		for _, p := range back {
+			got[p.Key] = p.Value
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%d keys read back, want %d\n%q\nfrom %q", len(got), len(want), out, text)
+		}
+		for k, v := range want {
+			if got[k] != v {
+				t.Fatalf("%q = %q after setting %q=%q, want %q\n%q\nfrom %q", k, got[k], key, value, v, out, text)
+			}
+		}
+	})
+}

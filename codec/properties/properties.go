@@ -66,19 +66,47 @@ type lineReader struct {
 	// from a lone '\n' or '\r' only for a lone backslash line at end of
 	// input (see next).
 	crlf bool
+
+	// pos is the offset in the input of the next byte to be read. With
+	// track set, next also records where each piece of buf came from
+	// (segs) and where the entry's last physical line ends (end), so that
+	// a Document can edit the entry in place.
+	pos   int
+	track bool
+	segs  []segment
+	end   int
+}
+
+// segment says that buf[from:] (up to the next segment) was read from
+// input offset raw on.
+type segment struct{ from, raw int }
+
+// rawOffset maps an offset into the last logical line to the input.
+func (lr *lineReader) rawOffset(i int) int {
+	s := lr.segs[0]
+	for _, t := range lr.segs[1:] {
+		if t.from > i {
+			break
+		}
+		s = t
+	}
+	return s.raw + i - s.from
 }
 
 // next returns the next logical line and the physical line it started on, or a
 // nil slice at end of input. The slice is valid until the following call.
 func (lr *lineReader) next() ([]byte, int, error) {
 	for {
+		physAt := lr.pos
 		phys, eof, err := lr.physical()
 		if err != nil {
 			return nil, 0, err
 		}
 		start := lr.line
 		lr.line++
+		n := len(phys)
 		phys = trimLeadingSpace(phys)
+		physAt += n - len(phys)
 		if len(phys) == 0 || phys[0] == '#' || phys[0] == '!' {
 			// Java ends a comment at the end of its physical line even when it
 			// ends with a backslash.
@@ -102,6 +130,10 @@ func (lr *lineReader) next() ([]byte, int, error) {
 			}
 		}
 		lr.buf = append(lr.buf[:0], phys...)
+		if lr.track {
+			lr.segs = append(lr.segs[:0], segment{0, physAt})
+			lr.end = physAt + len(phys)
+		}
 		// Like Java, only the last physical line's own backslashes decide
 		// whether the entry goes on. Counting over the joined buffer gives
 		// the same answer (the removed backslash leaves an even run) but
@@ -110,6 +142,7 @@ func (lr *lineReader) next() ([]byte, int, error) {
 		last := phys
 		for !eof && oddTrailingBackslashes(last) {
 			lr.buf = lr.buf[:len(lr.buf)-1]
+			physAt = lr.pos
 			phys, eof, err = lr.physical()
 			if err != nil {
 				return nil, 0, err
@@ -118,6 +151,11 @@ func (lr *lineReader) next() ([]byte, int, error) {
 			// A continuation line is never a comment, and leading whitespace
 			// of it is dropped; an empty one ends the entry.
 			last = trimLeadingSpace(phys)
+			if lr.track {
+				at := physAt + len(phys) - len(last)
+				lr.segs = append(lr.segs, segment{len(lr.buf), at})
+				lr.end = at + len(last)
+			}
 			lr.buf = append(lr.buf, last...)
 		}
 		if eof && oddTrailingBackslashes(last) {
@@ -141,6 +179,7 @@ func (lr *lineReader) physical() (line []byte, eof bool, err error) {
 		if err != nil {
 			return nil, false, err
 		}
+		lr.pos++
 		switch c {
 		case '\n':
 			_, perr := lr.r.Peek(1)
@@ -148,6 +187,7 @@ func (lr *lineReader) physical() (line []byte, eof bool, err error) {
 		case '\r':
 			if nb, perr := lr.r.Peek(1); perr == nil && nb[0] == '\n' {
 				_, _ = lr.r.ReadByte()
+				lr.pos++
 				lr.crlf = true
 			}
 			_, perr := lr.r.Peek(1)
@@ -178,7 +218,14 @@ func oddTrailingBackslashes(b []byte) bool {
 // splitProperty finds the key/value boundary exactly like Properties.load0 and
 // then resolves escapes on each side.
 func splitProperty(line []byte) (Property, error) {
-	keyLen, valueStart := 0, len(line)
+	p, _, _, err := splitAt(line)
+	return p, err
+}
+
+// splitAt is splitProperty that also returns where the key ends and the
+// value starts in line.
+func splitAt(line []byte) (p Property, keyLen, valueStart int, err error) {
+	keyLen, valueStart = 0, len(line)
 	hasSep, escaped := false, false
 	for keyLen < len(line) {
 		c := line[keyLen]
@@ -205,13 +252,13 @@ func splitProperty(line []byte) (Property, error) {
 	}
 	key, err := unescape(line[:keyLen])
 	if err != nil {
-		return Property{}, fmt.Errorf("key: %w", err)
+		return Property{}, 0, 0, fmt.Errorf("key: %w", err)
 	}
 	value, err := unescape(line[valueStart:])
 	if err != nil {
-		return Property{}, fmt.Errorf("value of %q: %w", key, err)
+		return Property{}, 0, 0, fmt.Errorf("value of %q: %w", key, err)
 	}
-	return Property{Key: key, Value: value}, nil
+	return Property{Key: key, Value: value}, keyLen, valueStart, nil
 }
 
 // unescape is Java's loadConvert. A \uXXXX pair forming a UTF-16 surrogate
