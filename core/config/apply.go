@@ -164,6 +164,21 @@ func (k Key) set(c *Config, v any) {
 	}
 }
 
+// typed returns the key's current value in c as parseValue returns it.
+func (k Key) typed(c *Config) any {
+	switch k.Type {
+	case TypeString:
+		return *k.strPtr(c)
+	case TypeBool:
+		return *k.boolPtr(c)
+	case TypeInt:
+		return *k.intPtr(c)
+	case TypeInt64:
+		return *k.i64Ptr(c)
+	}
+	return nil
+}
+
 // Value returns the key's current value in c as Java prints it.
 func (k Key) Value(c *Config) string {
 	switch k.Type {

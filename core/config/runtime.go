@@ -102,20 +102,48 @@ func (c *Config) RuntimeUpdate(props []properties.Property) (*Config, error) {
 	return n, nil
 }
 
-// WriteFile replaces path with c's text (AppendText) so that a crash leaves
-// the old or the new file, never a torn one: a temporary file beside it,
-// fsync, rename, fsync of the directory. The previous content, if any, is
-// kept in <path>.bak first, as Java does.
-func (c *Config) WriteFile(path string) error {
-	return writeAtomic(path, c.AppendText(nil))
-}
-
-func writeAtomic(path string, data []byte) error {
+// PersistUpdate records an accepted run-time update in the configuration
+// file at path, the -c file (Java persists updates there too): each of keys
+// gets c's value where the file writes it, continuation lines and all, or is
+// appended at the end when the file does not have it. Every other byte of
+// the file stays as it was: comments, blank lines, order, the other keys,
+// and nothing that came from a flag or the environment is written. A key
+// whose value in the file already means c's value ("TRUE" for true) is left
+// as written; when nothing changes the file is not rewritten.
+//
+// The file is replaced atomically (a crash leaves the old or the new one)
+// and its previous content is kept in <path>.bak. A file that no longer
+// parses is left alone and the update refused: rewriting it would lose
+// whatever the operator was in the middle of. A missing file is created
+// with just the updated keys.
+func (c *Config) PersistUpdate(path string, keys []string) error {
 	prev, err := atomicfile.Previous(path)
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	if _, err := atomicfile.Replace(path, data, prev); err != nil {
+	doc, err := properties.ParseDocument(prev)
+	if err != nil {
+		return fmt.Errorf("config: %s no longer parses, left as it is: %w", path, err)
+	}
+	changed := false
+	for _, name := range keys {
+		k, ok := LookupKey(name)
+		if !ok {
+			return fmt.Errorf("config: persist %q: not a known key", name)
+		}
+		if cur, ok := doc.Get(name); ok {
+			if v, err := parseValue(k, properties.Property{Key: name, Value: cur}); err == nil && v == k.typed(c) {
+				continue
+			}
+		}
+		if doc.Set(name, k.Value(c)) {
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	if _, err := atomicfile.Replace(path, doc.Bytes(), prev); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
 	return nil

@@ -5,12 +5,11 @@ package config
 
 import (
 	"errors"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/rocketns/rocketns/codec/properties"
 )
 
 func TestRuntimeKeysAreLiveKnownAndNotBlackListed(t *testing.T) {
@@ -86,59 +85,154 @@ func TestRuntimeUpdate(t *testing.T) {
 	}
 }
 
-func TestWriteFileKeepsBackup(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "sub", "namesrv.properties")
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// TestPersistUpdateGolden: a commented namesrv.properties, values from the
+// environment and the command line over it, then three run-time updates.
+// Only the updated keys change in the file, in place, and neither the
+// environment's nor the flags' values are written.
+func TestPersistUpdateGolden(t *testing.T) {
+	dir := filepath.Join("testdata", "persist")
+	orig, err := os.ReadFile(filepath.Join(dir, "namesrv.properties"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "namesrv.properties")
+	if err := os.WriteFile(path, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Default()
+	cfg.ConfigStorePath = path
+	if _, err := cfg.Apply(parse(t, string(orig))); err != nil {
+		t.Fatal(err)
+	}
+	env, err := FromEnv([]string{"ROCKETNS_ADMIN_LISTEN=127.0.0.1:9877", "ROCKETNS_NSADDR_LIST=10.0.0.1:9876"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cfg.Apply(env); err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Set("bindAddress", "10.1.1.1"); err != nil {
+		t.Fatal(err)
+	}
+
+	var prev []byte
+	for _, upd := range []string{
+		"orderMessageEnable=true",
+		"waitSecondsForService=7\nenableTopicList=false\n",
+		"needWaitForService=TRUE\norderMessageEnable=true\n",
+	} {
+		next, err := cfg.RuntimeUpdate(parse(t, upd))
+		if err != nil {
+			t.Fatalf("%q: %v", upd, err)
+		}
+		var keys []string
+		for _, p := range parse(t, upd) {
+			keys = append(keys, p.Key)
+		}
+		prev, _ = os.ReadFile(path)
+		if err := next.PersistUpdate(path, keys); err != nil {
+			t.Fatalf("%q: %v", upd, err)
+		}
+		cfg = next
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	goldenPath := filepath.Join(dir, "namesrv.properties.golden")
+	if *update {
+		if err := os.WriteFile(goldenPath, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(goldenPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Fatalf("persisted file:\n%s\nwant:\n%s", got, want)
+	}
+	for _, s := range []string{"10.1.1.1", "adminListen", "nsaddrList", "bindAddress="} {
+		if strings.Contains(string(got), s) {
+			t.Errorf("the file holds %q, which came from a flag or the environment", s)
+		}
+	}
+	if bak, _ := os.ReadFile(path + ".bak"); string(bak) != string(prev) {
+		t.Errorf("backup %q, want the content before the last update", bak)
+	}
+	// Read back, the file gives the updated values and keeps the rest.
+	back := Default()
+	if _, err := back.Apply(parse(t, string(got))); err != nil {
+		t.Fatal(err)
+	}
+	if !back.OrderMessageEnable || back.WaitSecondsForService != 7 || back.EnableTopicList || !back.NeedWaitForService ||
+		back.BindAddress != "0.0.0.0" || back.KVConfigPath != "/var/lib/rocketmq/namesrv/kvConfig.json" {
+		t.Fatalf("read back: %+v", back)
+	}
+}
+
+func TestPersistUpdate(t *testing.T) {
+	dir := t.TempDir()
 	c := Default()
 	c.OrderMessageEnable = true
-	if err := c.WriteFile(path); err != nil {
+
+	// A missing file is created with just the updated keys, no backup.
+	path := filepath.Join(dir, "sub", "namesrv.properties")
+	if err := c.PersistUpdate(path, []string{"orderMessageEnable"}); err != nil {
 		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "orderMessageEnable=true\n" {
+		t.Fatalf("new file %q", b)
 	}
 	if _, err := os.Stat(path + ".bak"); !os.IsNotExist(err) {
 		t.Fatalf("backup without a previous file: %v", err)
 	}
-	first, _ := os.ReadFile(path)
-	if string(first) != string(c.AppendText(nil)) {
-		t.Fatalf("content %q", first)
-	}
-	c.OrderMessageEnable = false
-	if err := c.WriteFile(path); err != nil {
+
+	// The value the file already means: not rewritten.
+	path2 := filepath.Join(dir, "same.properties")
+	if err := os.WriteFile(path2, []byte("# x\norderMessageEnable = TRUE\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	bak, _ := os.ReadFile(path + ".bak")
-	if string(bak) != string(first) {
-		t.Fatalf("backup %q, want the previous content", bak)
-	}
-	// The file reads back to the same settings.
-	f, err := os.Open(path)
-	if err != nil {
+	if err := c.PersistUpdate(path2, []string{"orderMessageEnable"}); err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	props, err := properties.Parse(f)
-	if err != nil {
+	if b, _ := os.ReadFile(path2); string(b) != "# x\norderMessageEnable = TRUE\n" {
+		t.Fatalf("rewritten: %q", b)
+	}
+	if _, err := os.Stat(path2 + ".bak"); !os.IsNotExist(err) {
+		t.Fatal("a file with nothing to change was replaced")
+	}
+
+	// A file that does not parse any more is left alone.
+	path3 := filepath.Join(dir, "broken.properties")
+	broken := "orderMessageEnable=false\nx=\\uZZZZ\n"
+	if err := os.WriteFile(path3, []byte(broken), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	back := Default()
-	if _, err := back.Apply(props); err != nil {
-		t.Fatal(err)
+	if err := c.PersistUpdate(path3, []string{"orderMessageEnable"}); err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Fatalf("broken file: %v", err)
 	}
-	if string(back.AppendText(nil)) != string(c.AppendText(nil)) {
-		t.Fatalf("round trip differs")
+	if b, _ := os.ReadFile(path3); string(b) != broken {
+		t.Fatalf("broken file changed: %q", b)
 	}
+
 	// No temporary files left behind.
 	ents, _ := os.ReadDir(filepath.Dir(path))
-	if len(ents) != 2 {
+	if len(ents) != 1 {
 		t.Fatalf("directory holds %d entries", len(ents))
 	}
-}
 
-func TestWriteFileFailureLeavesNoFile(t *testing.T) {
-	dir := t.TempDir()
+	// Below a regular file: an error, nothing written.
 	blocker := filepath.Join(dir, "file")
 	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := Default().WriteFile(filepath.Join(blocker, "x.properties")); err == nil {
+	if err := c.PersistUpdate(filepath.Join(blocker, "x.properties"), []string{"orderMessageEnable"}); err == nil {
 		t.Fatal("wrote below a regular file")
+	}
+	if err := c.PersistUpdate(filepath.Join(dir, "y"), []string{"nosuchkey"}); err == nil {
+		t.Fatal("persisted an unknown key")
 	}
 }

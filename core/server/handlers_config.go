@@ -46,7 +46,8 @@ const blackListRemark = "Can not update config in black list."
 // handleUpdateConfig is UPDATE_NAMESRV_CONFIG. Unlike Java it accepts only
 // run-time keys (config.RuntimeKeys), applies nothing unless every key is
 // acceptable, and persists before the new values take effect, so a refused
-// or failed update leaves memory and disk as they were.
+// or failed update leaves memory and disk as they were. Only the updated keys
+// are written into the file, in place (config.Config.PersistUpdate).
 func (s *Server) handleUpdateConfig(c *remoting.Conn, req, resp *codec.Command) error {
 	if len(req.Body) == 0 {
 		return nil
@@ -81,7 +82,11 @@ func (s *Server) handleUpdateConfig(c *remoting.Conn, req, resp *codec.Command) 
 		return refuse(codec.SystemError, remark)
 	}
 	if path := next.ConfigStorePath; path != "" {
-		if err := next.WriteFile(path); err != nil {
+		keys := make([]string, len(props))
+		for i, p := range props {
+			keys[i] = p.Key
+		}
+		if err := next.PersistUpdate(path, keys); err != nil {
 			s.log.Error("config update not applied: persist failed", "path", path, "err", err)
 			return refuse(codec.SystemError, "persist config: "+err.Error())
 		}
