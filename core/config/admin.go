@@ -5,8 +5,6 @@ package config
 
 import (
 	"fmt"
-	"net"
-	"strconv"
 	"strings"
 )
 
@@ -16,19 +14,19 @@ const (
 	KeyNsaddrList  = "nsaddrList"
 )
 
-// validateAdmin checks that adminListen is a host:port and that every
-// nsaddrList entry is one: clients resolving through the address server
-// would otherwise get an answer they cannot dial.
+// validateAdmin checks that adminListen is an address to listen on and
+// that every nsaddrList entry is one clients can dial: clients resolving
+// through the address server would otherwise get an answer they cannot use.
 func (c *Config) validateAdmin() []error {
 	var errs []error
 	if a := strings.TrimSpace(c.AdminListen); a != "" {
-		if err := checkHostPort(a, true); err != nil {
-			errs = append(errs, fmt.Errorf("config: %s=%q: %w", KeyAdminListen, c.AdminListen, err))
+		if err := CheckListenAddr(a); err != nil {
+			errs = append(errs, c.invalid(KeyAdminListen, "%v", err))
 		}
 	}
 	for _, a := range NsaddrEntries(c.NsaddrList) {
-		if err := checkHostPort(a, false); err != nil {
-			errs = append(errs, fmt.Errorf("config: %s entry %q: %w", KeyNsaddrList, a, err))
+		if err := CheckDialAddr(a); err != nil {
+			errs = append(errs, fmt.Errorf("config: %s entry %q%s: %w", KeyNsaddrList, a, c.where(KeyNsaddrList), err))
 		}
 	}
 	return errs
@@ -44,22 +42,4 @@ func NsaddrEntries(list string) []string {
 		}
 	}
 	return out
-}
-
-// checkHostPort accepts host:port with a port in 1..65535 (0 too when
-// listening, for tests and "any free port"). A listen host may be empty
-// (all interfaces); an advertised one may not.
-func checkHostPort(a string, listen bool) error {
-	host, port, err := net.SplitHostPort(a)
-	if err != nil {
-		return fmt.Errorf("want host:port: %w", err)
-	}
-	if host == "" && !listen {
-		return fmt.Errorf("want host:port, the host is empty")
-	}
-	n, err := strconv.Atoi(port)
-	if err != nil || n < 0 || n > 65535 || (n == 0 && !listen) {
-		return fmt.Errorf("port %q: want 1..65535", port)
-	}
-	return nil
 }

@@ -19,15 +19,13 @@ type ValueError struct {
 	Value  string
 	Line   int    // 0 when the value did not come from a file
 	Env    string // the environment variable, when it came from one
+	Source Source // where the value came from
 	Reason string
 }
 
 func (e *ValueError) Error() string {
-	if e.Env != "" {
-		return fmt.Sprintf("config: %s=%q (environment %s): %s", e.Key, e.Value, e.Env, e.Reason)
-	}
-	if e.Line > 0 {
-		return fmt.Sprintf("config: %s=%q (line %d): %s", e.Key, e.Value, e.Line, e.Reason)
+	if s := e.Source.String(); s != "" {
+		return fmt.Sprintf("config: %s=%q (%s): %s", e.Key, e.Value, s, e.Reason)
 	}
 	return fmt.Sprintf("config: %s=%q: %s", e.Key, e.Value, e.Reason)
 }
@@ -40,10 +38,79 @@ func (e *ValueError) Error() string {
 // then c is left unchanged. Booleans are strict for the same reason: only
 // true/false in any case, where Java's Boolean.parseBoolean reads every other
 // word as false.
+//
+// Messages name a property's line (Line) or variable (Origin, when it is a
+// ROCKETNS_ one); Load names the file and the flags too.
 func (c *Config) Apply(props []properties.Property) (warnings []string, err error) {
+	unknown, errs := c.applyFrom(Source{}, props, false)
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	for _, u := range unknown {
+		warnings = append(warnings, u.message(false))
+	}
+	return warnings, nil
+}
+
+// unknownKey is a key of the input that sets no Config field: a Java-only
+// setting or a key nothing knows.
+type unknownKey struct {
+	key string
+	src Source
+}
+
+func (u unknownKey) javaOnly() bool { return IsJavaOnlyKey(u.key) }
+
+// message is the warning (or, strict, the error) about the key.
+func (u unknownKey) message(strict bool) string {
+	where := ""
+	if s := u.src.String(); s != "" {
+		where = " (" + s + ")"
+	}
+	if u.javaOnly() {
+		return fmt.Sprintf("config: %s%s is a Java setting rocketns does not use; kept as is", u.key, where)
+	}
+	hint := ""
+	if near := SuggestKey(u.key); near != "" {
+		hint = "; did you mean " + near + "?"
+	}
+	if strict {
+		return fmt.Sprintf("config: unknown key %q%s%s (strictConfig=true refuses unknown keys)", u.key, where, hint)
+	}
+	return fmt.Sprintf("config: unknown key %q%s%s; kept as is", u.key, where, hint)
+}
+
+// propertySource is where p came from, given where its batch came from.
+func propertySource(base Source, p properties.Property) Source {
+	s := base
+	switch base.Kind {
+	case SourceFile:
+		s.Line = p.Line
+	case SourceEnv, SourceFlag:
+		if p.Origin != "" {
+			s.Name = p.Origin
+		}
+	case SourceDefault:
+		// Apply without a source: what the property says of itself.
+		switch {
+		case strings.HasPrefix(p.Origin, EnvPrefix):
+			s = Source{Kind: SourceEnv, Name: p.Origin}
+		case p.Line > 0:
+			s = Source{Kind: SourceFile, Line: p.Line}
+		}
+	}
+	return s
+}
+
+// applyFrom sets props, which came from src, on c and records their
+// sources. With partial, every value that parses is set and the others
+// reported; without, nothing is set when any value fails. Keys that set no
+// field go to Extra and are returned.
+func (c *Config) applyFrom(src Source, props []properties.Property, partial bool) ([]unknownKey, []error) {
 	type pending struct {
 		key Key
 		p   properties.Property
+		v   any
 	}
 	var errs []error
 	var sets []pending
@@ -52,19 +119,21 @@ func (c *Config) Apply(props []properties.Property) (warnings []string, err erro
 		if !ok {
 			continue
 		}
-		if _, err := parseValue(k, p); err != nil {
+		v, err := parseValue(k, p, propertySource(src, p))
+		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		sets = append(sets, pending{k, p})
+		sets = append(sets, pending{k, p, v})
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	if len(errs) > 0 && !partial {
+		return nil, errs
 	}
 	for _, s := range sets {
-		v, _ := parseValue(s.key, s.p)
-		s.key.set(c, v)
+		s.key.set(c, s.v)
+		c.setSource(s.key.Name, propertySource(src, s.p))
 	}
+	var unknown []unknownKey
 	for _, p := range props {
 		if _, ok := LookupKey(p.Key); ok {
 			continue
@@ -73,17 +142,11 @@ func (c *Config) Apply(props []properties.Property) (warnings []string, err erro
 			c.Extra = make(map[string]string)
 		}
 		c.Extra[p.Key] = p.Value
-		where := ""
-		if p.Line > 0 {
-			where = fmt.Sprintf(" (line %d)", p.Line)
-		}
-		if IsJavaOnlyKey(p.Key) {
-			warnings = append(warnings, fmt.Sprintf("config: %s%s is a Java setting rocketns does not use; kept as is", p.Key, where))
-		} else {
-			warnings = append(warnings, fmt.Sprintf("config: unknown key %q%s; kept as is", p.Key, where))
-		}
+		ps := propertySource(src, p)
+		c.setSource(p.Key, ps)
+		unknown = append(unknown, unknownKey{p.Key, ps})
 	}
-	return warnings, nil
+	return unknown, errs
 }
 
 // Set sets one key, as a command-line override does. Unknown keys are kept
@@ -99,10 +162,17 @@ func (c *Config) Set(key, value string) error {
 // accident worth forgiving (Java would ignore such a number and read such a
 // boolean as false), and one rule for all types keeps "blank" meaning one
 // thing.
-func parseValue(k Key, p properties.Property) (any, error) {
+func parseValue(k Key, p properties.Property, src Source) (any, error) {
 	v := javaTrim(p.Value)
 	bad := func(reason string) error {
-		return &ValueError{Key: p.Key, Value: p.Value, Line: p.Line, Env: p.Origin, Reason: reason}
+		e := &ValueError{Key: p.Key, Value: p.Value, Source: src, Reason: reason}
+		switch src.Kind {
+		case SourceFile:
+			e.Line = src.Line
+		case SourceEnv:
+			e.Env = src.Name
+		}
+		return e
 	}
 	switch k.Type {
 	case TypeString:
@@ -253,44 +323,64 @@ func (c *Config) Level() (slog.Level, error) {
 // only produce confusing connection drops.
 const minFrameMaxLength = 1024
 
-// Validate checks ranges and enumerations, reporting every problem found.
+// invalid is the error for key's current value: "config: key=value
+// (source): reason".
+func (c *Config) invalid(key, format string, args ...any) error {
+	val := ""
+	if k, ok := LookupKey(key); ok {
+		if k.Type == TypeString {
+			val = strconv.Quote(k.Value(c))
+		} else {
+			val = k.Value(c)
+		}
+	}
+	return fmt.Errorf("config: %s=%s%s: %s", key, val, c.where(key), fmt.Sprintf(format, args...))
+}
+
+// Validate checks ranges, enumerations and addresses, reporting every
+// problem found, each with where its value came from when c was built by
+// Load.
 func (c *Config) Validate() error {
 	var errs []error
-	bad := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf("config: "+format, args...))
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, c.invalid(key, format, args...))
 	}
 	if c.ListenPort < 0 || c.ListenPort > 65535 {
-		bad("listenPort=%d: want 0..65535", c.ListenPort)
+		bad("listenPort", "want 0..65535")
+	}
+	if err := CheckBindIP(c.BindAddress); err != nil {
+		bad("bindAddress", "%v", err)
 	}
 	if c.ScanNotActiveBrokerInterval <= 0 {
-		bad("scanNotActiveBrokerInterval=%d: want a positive number of milliseconds", c.ScanNotActiveBrokerInterval)
+		bad("scanNotActiveBrokerInterval", "want a positive number of milliseconds")
 	}
 	if c.UnRegisterBrokerQueueCapacity <= 0 {
-		bad("unRegisterBrokerQueueCapacity=%d: want a positive number", c.UnRegisterBrokerQueueCapacity)
+		bad("unRegisterBrokerQueueCapacity", "want a positive number")
 	}
 	if c.WaitSecondsForService < 0 {
-		bad("waitSecondsForService=%d: want 0 or more", c.WaitSecondsForService)
+		bad("waitSecondsForService", "want 0 or more")
 	}
 	if c.ServerChannelMaxIdleTimeSeconds < 0 {
-		bad("serverChannelMaxIdleTimeSeconds=%d: want 0 (never) or more", c.ServerChannelMaxIdleTimeSeconds)
+		bad("serverChannelMaxIdleTimeSeconds", "want 0 (never) or more")
 	}
 	if c.FrameMaxLength < minFrameMaxLength {
-		bad("frameMaxLength=%d: want at least %d", c.FrameMaxLength, minFrameMaxLength)
+		bad("frameMaxLength", "want at least %d", minFrameMaxLength)
 	}
 	if strings.TrimSpace(c.KVConfigPath) == "" {
-		bad("kvConfigPath is empty")
+		errs = append(errs, fmt.Errorf("config: kvConfigPath is empty%s", c.where("kvConfigPath")))
 	}
 	if _, err := c.Level(); err != nil {
-		errs = append(errs, err)
+		bad("logLevel", "want debug, info, warn or error")
 	}
 	errs = append(errs, c.validateSecurity()...)
 	switch strings.ToLower(c.LogFormat) {
 	case "text", "json":
 	default:
-		bad("logFormat=%q: want text or json", c.LogFormat)
+		bad("logFormat", "want text or json")
 	}
 	errs = append(errs, c.validateLimits()...)
 	errs = append(errs, c.validateTLSKeys()...)
 	errs = append(errs, c.validateAdmin()...)
+	errs = append(errs, c.validateLog()...)
 	return errors.Join(errs...)
 }

@@ -35,6 +35,17 @@ type Config struct {
 	LogLevel       string // logLevel: debug|info|warn|error
 	LogFormat      string // logFormat: text|json
 
+	// Log file (README "Logs"): empty logs to stderr only.
+	LogFile       string // logFile: path of the log file, rotated by size
+	LogMaxSizeMB  int    // logMaxSizeMB: rotate when the file reaches this size
+	LogMaxAgeDays int    // logMaxAgeDays: delete rotated files older than this; 0 = by count only
+	LogMaxBackups int    // logMaxBackups: rotated files kept; 0 = all (within logMaxAgeDays)
+	LogCompress   bool   // logCompress: gzip rotated files
+
+	// StrictConfig (strictConfig) refuses unknown keys instead of warning
+	// about them.
+	StrictConfig bool
+
 	// Authorization (README "Security"); none of these can change at run
 	// time.
 	AuthorizationEnable         bool   // authorizationEnable: protected codes need an ACL signature
@@ -69,4 +80,8 @@ type Config struct {
 	// config file. Java keeps such keys in its Configuration and prints them in
 	// GET_NAMESRV_CONFIG, so rocketns keeps them too.
 	Extra map[string]string
+
+	// sources says where each key's value came from (Source); keys not in
+	// it have their default.
+	sources map[string]Source
 }

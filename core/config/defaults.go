@@ -42,6 +42,11 @@ func Default() *Config {
 		LogLevel:       "info",
 		LogFormat:      "text",
 
+		// Java's namesrv logback: 100 MB files, 10 of them, gzipped.
+		LogMaxSizeMB:  100,
+		LogMaxBackups: 10,
+		LogCompress:   true,
+
 		MaxConnections:            10000,
 		MaxPendingResponseBytes:   16 << 20,
 		MaxPendingRequestBytes:    64 << 20,
@@ -61,6 +66,7 @@ func Default() *Config {
 // configuration without sharing Extra with the old one.
 func (c *Config) Clone() *Config {
 	n := *c
+	n.sources = cloneSources(c.sources)
 	if c.Extra != nil {
 		n.Extra = make(map[string]string, len(c.Extra))
 		for k, v := range c.Extra {

@@ -55,8 +55,18 @@ var envKeys = func() map[string]string {
 type EnvError struct{ Names []string }
 
 func (e *EnvError) Error() string {
-	return fmt.Sprintf("environment: %s: no such setting (variables starting with %s set config keys, e.g. %s for listenPort)",
+	msg := fmt.Sprintf("environment: %s: no such setting (variables starting with %s set config keys, e.g. %s for listenPort)",
 		strings.Join(e.Names, ", "), EnvPrefix, EnvName("listenPort"))
+	var hints []string
+	for _, n := range e.Names {
+		if near := suggestEnv(n); near != "" {
+			hints = append(hints, near+" ("+envKeys[near]+") for "+n)
+		}
+	}
+	if len(hints) > 0 {
+		msg += "; did you mean " + strings.Join(hints, ", ") + "?"
+	}
+	return msg
 }
 
 // serviceLink reports whether name has the shape of the variables
@@ -96,7 +106,9 @@ func serviceLink(name string) bool {
 // os.Environ's KEY=value form) set, in variable name order so that the
 // result does not depend on the environment's order. Other variables are
 // ignored. An empty value is a value (it clears a string key); unset the
-// variable to keep the file's or the default's.
+// variable to keep the file's or the default's. Variables that name no key
+// are an *EnvError, returned with the properties of the others so that
+// their values can still be checked.
 func FromEnv(environ []string) ([]properties.Property, error) {
 	var props []properties.Property
 	var unknown []string
@@ -114,11 +126,11 @@ func FromEnv(environ []string) ([]properties.Property, error) {
 		}
 		props = append(props, properties.Property{Key: key, Value: value, Origin: name})
 	}
-	if len(unknown) > 0 {
-		slices.Sort(unknown)
-		return nil, &EnvError{Names: unknown}
-	}
 	// Stable: should a name appear twice, the later one is applied last and wins.
 	slices.SortStableFunc(props, func(a, b properties.Property) int { return strings.Compare(a.Origin, b.Origin) })
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return props, &EnvError{Names: unknown}
+	}
 	return props, nil
 }

@@ -96,6 +96,12 @@ var knownKeys = []Key{
 	intKey("frameMaxLength", OriginRocketns, false, func(c *Config) *int { return &c.FrameMaxLength }),
 	strKey("logLevel", OriginRocketns, false, func(c *Config) *string { return &c.LogLevel }),
 	strKey("logFormat", OriginRocketns, false, func(c *Config) *string { return &c.LogFormat }),
+	strKey(KeyLogFile, OriginRocketns, false, func(c *Config) *string { return &c.LogFile }),
+	intKey(KeyLogMaxSizeMB, OriginRocketns, false, func(c *Config) *int { return &c.LogMaxSizeMB }),
+	intKey(KeyLogMaxAgeDays, OriginRocketns, false, func(c *Config) *int { return &c.LogMaxAgeDays }),
+	intKey(KeyLogMaxBackups, OriginRocketns, false, func(c *Config) *int { return &c.LogMaxBackups }),
+	boolKey(KeyLogCompress, OriginRocketns, false, func(c *Config) *bool { return &c.LogCompress }),
+	boolKey(KeyStrictConfig, OriginRocketns, false, func(c *Config) *bool { return &c.StrictConfig }),
 
 	boolKey("authorizationEnable", OriginRocketns, false, func(c *Config) *bool { return &c.AuthorizationEnable }),
 	strKey("aclFile", OriginRocketns, false, func(c *Config) *string { return &c.ACLFile }),

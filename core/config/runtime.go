@@ -132,7 +132,7 @@ func (c *Config) PersistUpdate(path string, keys []string) error {
 			return fmt.Errorf("config: persist %q: not a known key", name)
 		}
 		if cur, ok := doc.Get(name); ok {
-			if v, err := parseValue(k, properties.Property{Key: name, Value: cur}); err == nil && v == k.typed(c) {
+			if v, err := parseValue(k, properties.Property{Key: name, Value: cur}, Source{}); err == nil && v == k.typed(c) {
 				continue
 			}
 		}

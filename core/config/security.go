@@ -4,7 +4,6 @@
 package config
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -16,20 +15,20 @@ import (
 func (c *Config) validateSecurity() []error {
 	var errs []error
 	if _, err := auth.ParseCIDRs(c.AdminAllowCIDRs); err != nil {
-		errs = append(errs, fmt.Errorf("config: adminAllowCIDRs: %w", err))
+		errs = append(errs, fmt.Errorf("config: adminAllowCIDRs%s: %w", c.where("adminAllowCIDRs"), err))
 	}
 	if !c.AuthorizationEnable {
 		return errs
 	}
 	if strings.TrimSpace(c.ACLFile) == "" {
-		return append(errs, errors.New("config: authorizationEnable=true needs aclFile (accessKey:secretKey:role lines)"))
+		return append(errs, fmt.Errorf("config: authorizationEnable=true%s needs aclFile (accessKey:secretKey:role lines)", c.where("authorizationEnable")))
 	}
 	accts, err := auth.LoadAccounts(c.ACLFile)
 	switch {
 	case err != nil:
-		errs = append(errs, fmt.Errorf("config: aclFile: %w", err))
+		errs = append(errs, fmt.Errorf("config: aclFile%s: %w", c.where("aclFile"), err))
 	case len(accts) == 0:
-		errs = append(errs, fmt.Errorf("config: aclFile %s holds no account; authorizationEnable=true would refuse every protected request", c.ACLFile))
+		errs = append(errs, fmt.Errorf("config: aclFile %s%s holds no account; authorizationEnable=true would refuse every protected request", c.ACLFile, c.where("aclFile")))
 	}
 	return errs
 }

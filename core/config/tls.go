@@ -115,13 +115,13 @@ func parseClientAuth(v string) (ClientAuth, error) {
 func (c *Config) validateTLSKeys() []error {
 	var errs []error
 	if _, _, err := parseTLSMode(c.TLSServerMode); err != nil {
-		errs = append(errs, fmt.Errorf("config: %w", err))
+		errs = append(errs, c.invalid(KeyTLSServerMode, "want disabled, permissive or enforcing"))
 	}
 	if _, err := parseClientAuth(c.TLSServerNeedClientAuth); err != nil {
-		errs = append(errs, fmt.Errorf("config: %w", err))
+		errs = append(errs, c.invalid(KeyTLSServerNeedClientAuth, "want none, optional or require"))
 	}
 	if c.TLSServerKeyPassword != "" {
-		errs = append(errs, errKeyPassword)
+		errs = append(errs, fmt.Errorf("%w%s", errKeyPassword, c.where(KeyTLSServerKeyPassword)))
 	}
 	return errs
 }
@@ -214,21 +214,21 @@ func (c *Config) withTLSFile(path string) (*Config, error) {
 // validateLimits checks the connection limits.
 func (c *Config) validateLimits() []error {
 	var errs []error
-	bad := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf("config: "+format, args...))
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, c.invalid(key, format, args...))
 	}
 	if c.MaxConnections <= 0 {
-		bad("maxConnections=%d: want a positive number", c.MaxConnections)
+		bad("maxConnections", "want a positive number")
 	}
 	if c.MaxPendingResponseBytes < minPendingBytes {
-		bad("maxPendingResponseBytes=%d: want at least %d", c.MaxPendingResponseBytes, minPendingBytes)
+		bad("maxPendingResponseBytes", "want at least %d", minPendingBytes)
 	}
 	// A connection must be able to hold one whole frame of the largest size.
 	if c.MaxPendingRequestBytes < c.FrameMaxLength {
-		bad("maxPendingRequestBytes=%d: want at least frameMaxLength (%d)", c.MaxPendingRequestBytes, c.FrameMaxLength)
+		bad("maxPendingRequestBytes", "want at least frameMaxLength (%d)", c.FrameMaxLength)
 	}
 	if c.ServerWriteTimeoutSeconds < 0 {
-		bad("serverWriteTimeoutSeconds=%d: want 0 (never) or more", c.ServerWriteTimeoutSeconds)
+		bad("serverWriteTimeoutSeconds", "want 0 (never) or more")
 	}
 	return errs
 }
