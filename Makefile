@@ -3,6 +3,12 @@ GO      ?= go
 BIN     := bin
 PKGS    := ./...
 BENCHTIME ?= 1s
+# The version stamped into every binary (--version, the start-up banner,
+# rocketns_build_info): the tag or commit, "-dirty" for uncommitted changes.
+# Stamped through the linker because CI and image builds often run with
+# -buildvcs=false, which leaves the toolchain's own record empty.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+LDFLAGS := -X github.com/rocketns/rocketns/core/buildinfo.version=$(VERSION)
 # The interop tests with the official Go client are a module of their own,
 # so the client and what it pulls in stay out of the server's go.mod.
 INTEROP := core/interop
@@ -12,13 +18,13 @@ STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GOVULNCHECK ?= $(GO) run golang.org/x/vuln/cmd/govulncheck@v1.9.0
 VULNDB_VERSION := v0.0.0-20261105234957-e22db6528018
 
-.PHONY: all build run test test-short vet lint alloc vulncheck fmt bench clean profile loadgen loadgen-smoke fuzz fuzz-ci durability soak
+.PHONY: all build image version run test test-short vet lint alloc vulncheck fmt bench clean profile loadgen loadgen-smoke fuzz fuzz-ci durability soak
 
 all: build
 
 build:
-	$(GO) build -o $(BIN)/namesrv ./cmd/namesrv
-	$(GO) build -o $(BIN)/nsadmin ./cmd/nsadmin
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/namesrv ./cmd/namesrv
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/nsadmin ./cmd/nsadmin
 
 # The NameServer on its defaults: 0.0.0.0:9876, KV file under $$HOME/namesrv.
 run: build
@@ -157,7 +163,16 @@ bench:
 
 # The load generator (bench/): bin/nsbench -h lists scenarios and flags.
 loadgen:
-	$(GO) build -o $(BIN)/nsbench ./bench/cmd/nsbench
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/nsbench ./bench/cmd/nsbench
+
+# The container image, stamped with the same version as the binaries.
+IMAGE ?= rocketns
+image:
+	docker build --build-arg VERSION=$(VERSION) -t $(IMAGE):$(VERSION) .
+
+# The version the binaries are stamped with.
+version:
+	@echo $(VERSION)
 
 # Every scenario for about a second against an in-process server.
 loadgen-smoke:

@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rocketns/rocketns/core/buildinfo"
 )
 
 // instruction is one Dockerfile instruction after line continuations are
@@ -220,6 +222,7 @@ type goBuild struct {
 	env      map[string]string // assignments before `go` in the same simple command
 	packages []string
 	output   string // -o
+	ldflags  string // -ldflags, as the shell passes it
 }
 
 func findGoBuilds(t *testing.T, s *stage) []goBuild {
@@ -258,6 +261,11 @@ func findGoBuilds(t *testing.T, s *stage) []goBuild {
 					j++
 				case strings.HasPrefix(a, "-o="):
 					b.output = strings.TrimPrefix(a, "-o=")
+				case (a == "-ldflags" || a == "--ldflags") && j+1 < len(args):
+					b.ldflags = args[j+1]
+					j++
+				case strings.HasPrefix(a, "-ldflags=") || strings.HasPrefix(a, "--ldflags="):
+					_, b.ldflags, _ = strings.Cut(a, "=")
 				case strings.HasPrefix(a, "-") && !strings.Contains(a, "="):
 					// Flags taking a separate value; the others are booleans.
 					switch strings.TrimLeft(a, "-") {
@@ -446,6 +454,22 @@ func TestDockerfile(t *testing.T) {
 	}
 	if nsBuild.output == "" {
 		t.Fatalf("Dockerfile %v: go build without -o: the final stage cannot know where the binary is", nsBuild.in)
+	}
+	// The version stamp: -X of buildinfo's variable from a build argument
+	// declared in the build stage before the RUN, so `make image` (and
+	// any docker build --build-arg VERSION=...) reaches the binary.
+	stamp := "-X " + buildinfo.VersionVar + "=${VERSION}"
+	if !strings.Contains(nsBuild.ldflags, stamp) {
+		t.Errorf("Dockerfile %v: -ldflags %q lacks %q: the image would report no version", nsBuild.in, nsBuild.ldflags, stamp)
+	}
+	declared := false
+	for _, in := range build.all("ARG") {
+		if name, _, _ := strings.Cut(in.args, "="); name == "VERSION" && in.line < nsBuild.in.line {
+			declared = true
+		}
+	}
+	if !declared {
+		t.Errorf("Dockerfile: no ARG VERSION in the build stage before %v: ${VERSION} would be empty", nsBuild.in)
 	}
 	builtBinary := nsBuild.output
 	if strings.HasSuffix(builtBinary, "/") {

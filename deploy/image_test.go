@@ -144,7 +144,9 @@ func TestDockerImage(t *testing.T) {
 			t.Logf("cleanup: %v", err)
 		}
 	})
-	build := exec.CommandContext(ctx, "docker", "build", "-t", image, root)
+	// The version the image is stamped with, as `make image` passes it.
+	version := "v0.0.0-imagetest-" + id
+	build := exec.CommandContext(ctx, "docker", "build", "--build-arg", "VERSION="+version, "-t", image, root)
 	build.Env = append(os.Environ(), "DOCKER_BUILDKIT=1") // RUN --mount needs BuildKit
 	build.WaitDelay = 5 * time.Second
 	t.Logf("docker build -t %s %s", image, root)
@@ -164,6 +166,13 @@ func TestDockerImage(t *testing.T) {
 			t.Logf("cleanup: %v", err)
 		}
 	})
+	// Both binaries report the stamped version.
+	for _, bin := range []string{"namesrv", "nsadmin"} {
+		out, err := docker(ctx, "run", "--rm", "--entrypoint", "/usr/local/bin/"+bin, image, "--version")
+		if err != nil || !strings.HasPrefix(out, bin+" "+version+" ") {
+			t.Fatalf("%s --version in the image: %q, %v; want %s %s", bin, out, err, bin, version)
+		}
+	}
 	if _, err := docker(ctx, "run", "-d", "--name", name,
 		"-e", environ[0],
 		"-p", fmt.Sprintf("127.0.0.1::%d", cfg.ListenPort),

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/rocketns/rocketns/codec"
+	"github.com/rocketns/rocketns/core/buildinfo"
 	"github.com/rocketns/rocketns/core/client"
 )
 
@@ -55,6 +56,9 @@ func runEnv(args []string, stdout, stderr io.Writer, getenv func(string) string)
 	}
 	name := args[0]
 	switch name {
+	case "version", "-version", "--version":
+		fmt.Fprintln(stdout, buildinfo.String("nsadmin"))
+		return exitOK
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 && name == "help" {
 			cmd := lookup(cmds, args[1])

@@ -42,6 +42,7 @@ Usage:
   nsadmin <command> -n 'host:port[;host:port...]' [flags]
   nsadmin help [command]
   nsadmin <command> -h
+  nsadmin --version
 
 Reads ask the first reachable NameServer in -n. Writes go to every NameServer in -n,
 as mqadmin's do: each NameServer keeps its own state. diff asks them all and

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/rocketns/rocketns/core/buildinfo"
 )
 
 // DefaultWriteTimeout bounds writing one admin answer, so a client that
@@ -272,14 +274,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return nil
 }
 
-// writeBuildInfo writes the build_info gauge: the main module's version as
-// the Go toolchain stamped it ("(devel)" for a build from a work tree).
+// writeBuildInfo writes the build_info gauge: the version stamped at build
+// time (core/buildinfo: the tag or commit, "-dirty" for a modified tree).
 func writeBuildInfo(w io.Writer) {
-	version, goVersion := "unknown", runtime.Version()
+	version, goVersion := buildinfo.Version(), runtime.Version()
 	if bi, ok := debug.ReadBuildInfo(); ok {
-		if bi.Main.Version != "" {
-			version = bi.Main.Version
-		}
 		goVersion = bi.GoVersion
 	}
 	fmt.Fprintf(w, "rocketns_build_info{version=\"%s\",go_version=\"%s\"} 1\n", LabelValue(version), LabelValue(goVersion))

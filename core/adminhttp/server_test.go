@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocketns/rocketns/core/buildinfo"
 	"github.com/rocketns/rocketns/pprof"
 )
 
@@ -86,7 +87,7 @@ func TestCollectorsAndSections(t *testing.T) {
 	if code != 200 || first < 0 || second < first {
 		t.Fatalf("metrics %d, collectors at %d and %d:\n%.300s", code, first, second, body)
 	}
-	for _, want := range []string{`rocketns_build_info{version="`, "go_goroutines ", "process_resident_memory_bytes "} {
+	for _, want := range []string{`rocketns_build_info{version="` + LabelValue(buildinfo.Version()) + `"`, "go_goroutines ", "process_resident_memory_bytes "} {
 		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %q", want)
 		}
