@@ -1,5 +1,5 @@
 // Tests of the admin listener wiring: adminListen reaches the server, and
-// with --pprof-addr the profiles move onto the admin listener.
+// the profiles are served only where --pprof-addr says.
 
 package main
 
@@ -7,10 +7,12 @@ import (
 	"bytes"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -31,8 +33,22 @@ func (s *startedServer) Start() error {
 	return err
 }
 
-func TestPprofMovesOntoTheAdminListener(t *testing.T) {
-	withHome(t)
+// freeAddr returns a loopback address with a port nothing listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// runReal runs the command with the real server until the test sends
+// SIGTERM through stop, and returns the server once it has started.
+func runReal(t *testing.T, args ...string) (srv *startedServer, stop func() (int, string)) {
+	t.Helper()
 	created := make(chan *startedServer, 1)
 	factory := func(cfg *config.Config, log *slog.Logger) (nameServer, error) {
 		s, err := server.New(cfg, log)
@@ -51,13 +67,10 @@ func TestPprofMovesOntoTheAdminListener(t *testing.T) {
 		default:
 		}
 	})
-	var stdout, stderr bytes.Buffer
+	var stdout, stderr syncBuffer
 	done := make(chan int, 1)
-	go func() {
-		done <- runWith([]string{"--listenPort", "0", "--bindAddress", "127.0.0.1", "--kvConfigPath", filepath.Join(t.TempDir(), "kv.json"),
-			"--adminListen", "127.0.0.1:0", "--pprof-addr", "127.0.0.1:1"}, nil, &stdout, &stderr, sigs, factory)
-	}()
-	var srv *startedServer
+	args = append([]string{"--listenPort", "0", "--bindAddress", "127.0.0.1", "--kvConfigPath", filepath.Join(t.TempDir(), "kv.json")}, args...)
+	go func() { done <- runWith(args, nil, &stdout, &stderr, sigs, factory) }()
 	select {
 	case srv = <-created:
 	case code := <-done:
@@ -68,28 +81,85 @@ func TestPprofMovesOntoTheAdminListener(t *testing.T) {
 	case code := <-done:
 		t.Fatalf("exit %d while starting: %s", code, stderr.String())
 	}
-	get := func(path string) (int, string) {
-		t.Helper()
-		c := &http.Client{Timeout: 5 * time.Second}
-		resp, err := c.Get("http://" + srv.AdminAddr() + path)
-		if err != nil {
-			t.Fatalf("GET %s: %v", path, err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+	return srv, func() (int, string) {
+		sigs <- syscall.SIGTERM
+		code := <-done
+		return code, stderr.String()
 	}
-	if code, body := get("/debug/pprof/cmdline"); code != 200 || !strings.Contains(body, "test") {
-		t.Fatalf("pprof on the admin listener: %d %q", code, body)
+}
+
+// syncBuffer is a bytes.Buffer safe for the command's goroutine and the
+// test's.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		return 0, err.Error()
 	}
-	if code, _ := get("/readyz"); code != 200 {
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// With adminListen and a different --pprof-addr, the profiles are served
+// on --pprof-addr only: never on the admin listener, which may face the
+// network while the profiles were asked for on loopback.
+func TestPprofOnlyWherePprofAddrSays(t *testing.T) {
+	withHome(t)
+	pprofAddr := freeAddr(t)
+	srv, stop := runReal(t, "--adminListen", "127.0.0.1:0", "--pprof-addr", pprofAddr)
+	if code, body := httpGet(t, "http://"+pprofAddr+"/debug/pprof/cmdline"); code != 200 || !strings.Contains(body, "test") {
+		t.Fatalf("pprof on --pprof-addr: %d %q", code, body)
+	}
+	if code, _ := httpGet(t, "http://"+srv.AdminAddr()+"/debug/pprof/cmdline"); code != http.StatusNotFound {
+		t.Fatalf("pprof on the admin listener: %d, want 404", code)
+	}
+	if code, _ := httpGet(t, "http://"+srv.AdminAddr()+"/readyz"); code != 200 {
 		t.Fatalf("readyz: %d", code)
 	}
-	sigs <- syscall.SIGTERM
-	if code := <-done; code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr.String())
+	code, logs := stop()
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, logs)
 	}
-	logs := stderr.String()
+	if !strings.Contains(logs, "pprof listening") || strings.Contains(logs, "pprof served on the admin listener") {
+		t.Fatalf("want the profiles on a listener of their own:\n%s", logs)
+	}
+}
+
+// With --pprof-addr the admin listener's own address, the profiles are on
+// the admin listener and no second listener is opened.
+func TestPprofOnTheAdminListenerWhenItsAddress(t *testing.T) {
+	withHome(t)
+	addr := freeAddr(t)
+	srv, stop := runReal(t, "--adminListen", addr, "--pprof-addr", addr)
+	if srv.AdminAddr() != addr {
+		t.Fatalf("admin listener on %s, want %s", srv.AdminAddr(), addr)
+	}
+	if code, body := httpGet(t, "http://"+addr+"/debug/pprof/cmdline"); code != 200 || !strings.Contains(body, "test") {
+		t.Fatalf("pprof on the admin listener: %d %q", code, body)
+	}
+	code, logs := stop()
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, logs)
+	}
 	if !strings.Contains(logs, "pprof served on the admin listener") || strings.Contains(logs, "pprof listening") {
 		t.Fatalf("want the profiles on the admin listener and no second listener:\n%s", logs)
 	}
@@ -104,7 +174,7 @@ type fakeAdmin struct {
 func (f *fakeAdmin) ServeProfiles(h http.Handler) { f.profiles = h }
 func (f *fakeAdmin) AdminAddr() string            { return "127.0.0.1:9877" }
 
-func TestPprofWithoutAdminListenKeepsItsListener(t *testing.T) {
+func TestPprofListenerUnlessAdminAddress(t *testing.T) {
 	withHome(t)
 	f := func(args []string, wantOnAdmin bool) {
 		t.Helper()
@@ -125,6 +195,8 @@ func TestPprofWithoutAdminListenKeepsItsListener(t *testing.T) {
 		}
 	}
 	f([]string{"--pprof-addr", "127.0.0.1:0"}, false)
-	f([]string{"--pprof-addr", "127.0.0.1:0", "--adminListen", "127.0.0.1:0"}, true)
-	f([]string{"--pprof-addr", "127.0.0.1:0", "--set", "adminListen=127.0.0.1:0"}, true)
+	f([]string{"--pprof-addr", "127.0.0.1:0", "--adminListen", "127.0.0.1:18082"}, false)
+	f([]string{"--pprof-addr", "127.0.0.1:0", "--set", "adminListen=0.0.0.0:9877"}, false)
+	f([]string{"--pprof-addr", "127.0.0.1:18082", "--adminListen", "127.0.0.1:18082"}, true)
+	f([]string{"--pprof-addr", "127.0.0.1:18082", "--set", "adminListen=127.0.0.1:18082"}, true)
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/rocketns/rocketns/codec/properties"
+	"github.com/rocketns/rocketns/core/buildinfo"
 	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/pprof"
 )
@@ -38,7 +39,8 @@ type nameServer interface {
 type serverFactory func(cfg *config.Config, log *slog.Logger) (nameServer, error)
 
 // adminServer is a server with an admin HTTP listener (core/server's when
-// adminListen is set) that can carry the profiles too.
+// adminListen is set) that can carry the profiles too, when --pprof-addr
+// names the admin listener's address.
 type adminServer interface {
 	ServeProfiles(h http.Handler)
 	AdminAddr() string
@@ -86,49 +88,32 @@ func runWith(args, environ []string, stdout, stderr io.Writer, signals <-chan os
 		return code
 	}
 
-	cfg := config.Default()
-	var warnings []string
-	if opts.configFile != "" {
-		w, err := loadConfigFile(cfg, opts.configFile)
-		if err != nil {
-			fmt.Fprintf(stderr, "namesrv: %v\n", err)
-			return 1
-		}
-		warnings = append(warnings, w...)
-		// Java makes the -c file the place UPDATE_NAMESRV_CONFIG persists to.
-		cfg.ConfigStorePath = opts.configFile
-		fmt.Fprintf(stdout, "load config properties file OK, %s\n", opts.configFile)
-	}
 	// The environment sits between the file and the command line: an image's
 	// or unit's ROCKETNS_ variables override its properties file, and a flag
 	// typed by hand overrides both.
-	envProps, err := config.FromEnv(environ)
-	if err == nil {
-		_, err = cfg.Apply(envProps)
-	}
+	loaded, err := config.Load(config.LoadInput{File: opts.configFile, Environ: environ, Flags: opts.overrides})
 	if err != nil {
-		fmt.Fprintf(stderr, "namesrv: %v\n", err)
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(stderr, "namesrv: %s\n", line)
+		}
 		return 1
 	}
-	w, err := cfg.Apply(opts.overrides)
-	if err != nil {
-		// Values were checked while parsing flags; this is only defensive.
-		fmt.Fprintf(stderr, "namesrv: %v\n", err)
-		return 2
-	}
-	warnings = append(warnings, w...)
-	if err := cfg.Validate(); err != nil {
-		fmt.Fprintf(stderr, "namesrv: %v\n", err)
-		return 1
+	cfg := loaded.Config
+	if opts.configFile != "" {
+		fmt.Fprintf(stdout, "load config properties file OK, %s\n", opts.configFile)
 	}
 
-	log, err := newLogger(cfg, stderr)
+	log, closeLog, err := newLogger(cfg, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "namesrv: %v\n", err)
 		return 1
 	}
-	for _, w := range warnings {
+	defer closeLog()
+	for _, w := range loaded.Warnings {
 		log.Warn(w)
+	}
+	if len(loaded.Ignored) > 0 {
+		log.Info("config: Java settings rocketns does not use, kept as is: " + strings.Join(loaded.Ignored, ", "))
 	}
 
 	if opts.print {
@@ -147,15 +132,17 @@ type options struct {
 }
 
 // parseFlags returns nil options and an exit code when the command should
-// stop (help, or an error already reported on stderr).
+// stop (help, version, or an error already reported on stderr).
 func parseFlags(args []string, stdout, stderr io.Writer) (*options, int) {
 	var o options
-	var help bool
+	var help, version bool
 	fs := flag.NewFlagSet("namesrv", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// Errors are reported here, in one line and a pointer to -h, not
+	// followed by the whole usage.
+	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
 		out := fs.Output()
-		fmt.Fprintf(out, "usage: namesrv [-c FILE] [-p] [-h] [-n ADDRS] [--KEY VALUE]... [--set KEY=VALUE]...\n\n")
+		fmt.Fprintf(out, "usage: namesrv [-c FILE] [-p] [-h] [--version] [-n ADDRS] [--KEY VALUE]... [--set KEY=VALUE]...\n\n")
 		fs.PrintDefaults()
 	}
 	for _, name := range []string{"c", "configFile"} {
@@ -167,22 +154,25 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int) {
 	for _, name := range []string{"h", "help"} {
 		fs.BoolVar(&help, name, false, "Print help and exit")
 	}
+	fs.BoolVar(&version, "version", false, "Print the version and exit")
 	for _, name := range []string{"n", "namesrvAddr"} {
 		// Java's generic option; it means nothing to a NameServer.
 		fs.String(name, "", "Accepted for compatibility with Java's mqnamesrv; ignored")
 	}
-	override := func(key, value string) error {
-		// Check the value now so a bad flag fails as a usage error.
+	override := func(flagName, key, value string) error {
+		// Check that the value parses now, so a mistyped flag fails as a
+		// usage error; ranges and addresses are checked with the rest of
+		// the configuration.
 		if err := config.Default().Set(key, value); err != nil {
 			return err
 		}
-		o.overrides = append(o.overrides, properties.Property{Key: key, Value: value})
+		o.overrides = append(o.overrides, properties.Property{Key: key, Value: value, Origin: flagName})
 		return nil
 	}
-	for _, key := range []string{"listenPort", "bindAddress", "kvConfigPath", "logLevel", "logFormat", config.KeyAdminListen} {
-		fs.Func(key, "Set "+key+", overriding the config file", func(v string) error { return override(key, v) })
+	for _, key := range []string{"listenPort", "bindAddress", "kvConfigPath", "logLevel", "logFormat", config.KeyLogFile, config.KeyAdminListen} {
+		fs.Func(key, "Set "+key+", overriding the config file", func(v string) error { return override("--"+key, key, v) })
 	}
-	fs.StringVar(&o.pprof.Addr, "pprof-addr", "", "Serve net/http/pprof on this `host:port` (off by default; keep it on loopback); with adminListen set, on the admin listener instead")
+	fs.StringVar(&o.pprof.Addr, "pprof-addr", "", "Serve net/http/pprof on this `host:port` only (off by default; keep it on loopback); the admin listener's own address puts the profiles on it")
 	fs.IntVar(&o.pprof.BlockRate, "pprof-block-rate", 10000, "With --pprof-addr: sample one blocking event per this many `ns` blocked")
 	fs.IntVar(&o.pprof.MutexFraction, "pprof-mutex-fraction", 100, "With --pprof-addr: sample one in this many mutex contention events")
 	fs.Func("set", "Set any config `key=value`, overriding the config file (repeatable)", func(v string) error {
@@ -190,60 +180,43 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int) {
 		if !ok || key == "" {
 			return fmt.Errorf("want key=value, got %q", v)
 		}
-		return override(key, value)
+		return override("--set", key, value)
 	})
 
+	usageErr := func(format string, a ...any) (*options, int) {
+		fmt.Fprintf(stderr, "namesrv: "+format+"\n", a...)
+		fmt.Fprintln(stderr, "Run 'namesrv -h' for the options.")
+		return nil, 2
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, 0
 		}
-		return nil, 2
+		return usageErr("%v", err)
 	}
 	if help {
 		fs.SetOutput(stdout)
 		fs.Usage()
 		return nil, 0
 	}
+	if version {
+		fmt.Fprintln(stdout, buildinfo.String("namesrv"))
+		return nil, 0
+	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "namesrv: unexpected arguments: %q\n", fs.Args())
-		fs.Usage()
-		return nil, 2
+		return usageErr("unexpected arguments: %q", fs.Args())
+	}
+	if o.pprof.Addr != "" {
+		if err := config.CheckListenAddr(o.pprof.Addr); err != nil {
+			return usageErr("bad --pprof-addr %q: %v", o.pprof.Addr, err)
+		}
 	}
 	return &o, 0
 }
 
-// loadConfigFile applies a Java properties file to cfg.
-func loadConfigFile(cfg *config.Config, path string) (warnings []string, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("config file: %w", err)
-	}
-	defer f.Close()
-	props, err := properties.Parse(f)
-	if err != nil {
-		return nil, fmt.Errorf("config file %s: %w", path, err)
-	}
-	warnings, err = cfg.Apply(props)
-	if err != nil {
-		return nil, fmt.Errorf("config file %s:\n%w", path, err)
-	}
-	return warnings, nil
-}
-
-func newLogger(cfg *config.Config, w io.Writer) (*slog.Logger, error) {
-	level, err := cfg.Level()
-	if err != nil {
-		return nil, err
-	}
-	opts := &slog.HandlerOptions{Level: level}
-	if strings.EqualFold(cfg.LogFormat, "json") {
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	}
-	return slog.New(slog.NewTextHandler(w, opts)), nil
-}
-
 // serve starts the server and blocks until a signal arrives.
 func serve(cfg *config.Config, opts *options, log *slog.Logger, stdout io.Writer, signals <-chan os.Signal, newSrv serverFactory) int {
+	log.Info("starting "+buildinfo.String("namesrv"), "version", buildinfo.Version())
 	log.Info("configuration",
 		"bindAddress", cfg.BindAddress, "listenPort", cfg.ListenPort,
 		"kvConfigPath", cfg.KVConfigPath, "configStorePath", cfg.ConfigStorePath, "adminListen", cfg.AdminListen)
@@ -252,10 +225,12 @@ func serve(cfg *config.Config, opts *options, log *slog.Logger, stdout io.Writer
 		log.Error("cannot initialise the name server; fix the cause and start again", "err", err)
 		return 1
 	}
-	// One HTTP listener is enough: with adminListen set, the profiles move
-	// onto it and --pprof-addr only turns them on.
+	// The profiles go exactly where --pprof-addr says: onto the admin
+	// listener only when that is its address, else a listener of their
+	// own, so asking for loopback profiles never puts them on an admin
+	// listener that faces the network.
 	var admin adminServer
-	if opts.pprof.Addr != "" && strings.TrimSpace(cfg.AdminListen) != "" {
+	if opts.pprof.Addr != "" && strings.TrimSpace(cfg.AdminListen) == opts.pprof.Addr {
 		if a, ok := srv.(adminServer); ok {
 			a.ServeProfiles(pprof.Handler())
 			admin = a
@@ -268,7 +243,7 @@ func serve(cfg *config.Config, opts *options, log *slog.Logger, stdout io.Writer
 	}
 	// Java's banner, on the log and on stdout, which scripts wait for.
 	banner := "The Name Server boot success. serializeType=JSON, address " + srv.Addr()
-	log.Info(banner)
+	log.Info(banner, "version", buildinfo.Version())
 	fmt.Fprintln(stdout, banner)
 
 	if admin != nil {
@@ -278,9 +253,8 @@ func serve(cfg *config.Config, opts *options, log *slog.Logger, stdout io.Writer
 			runtime.SetBlockProfileRate(0)
 			runtime.SetMutexProfileFraction(0)
 		}()
-		log.Info("pprof served on the admin listener under /debug/pprof/; --pprof-addr is not opened",
-			"admin_addr", admin.AdminAddr(), "pprof_addr", opts.pprof.Addr,
-			"block_rate", opts.pprof.BlockRate, "mutex_fraction", opts.pprof.MutexFraction)
+		log.Info("pprof served on the admin listener under /debug/pprof/ (--pprof-addr is its address)",
+			"admin_addr", admin.AdminAddr(), "block_rate", opts.pprof.BlockRate, "mutex_fraction", opts.pprof.MutexFraction)
 	} else if opts.pprof.Addr != "" {
 		prof, err := pprof.Start(opts.pprof, log)
 		if err != nil {

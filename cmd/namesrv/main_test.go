@@ -9,12 +9,14 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/rocketns/rocketns/core/buildinfo"
 	"github.com/rocketns/rocketns/core/config"
 )
 
@@ -206,7 +208,7 @@ func TestBadValues(t *testing.T) {
 	f([]string{"--listenPort", "70000", "-p"}, 1, "listenPort=70000")
 
 	bad := writeConfig(t, "a=1\nlistenPort=abc\n")
-	f([]string{"-c", bad, "-p"}, 1, `config: listenPort="abc" (line 2): not an integer`)
+	f([]string{"-c", bad, "-p"}, 1, `config: listenPort="abc" (`+bad+`:2): not an integer`)
 	f([]string{"-c", bad, "-p"}, 1, bad)
 	malformed := writeConfig(t, "a=\\u12\n")
 	f([]string{"-c", malformed, "-p"}, 1, "line 1")
@@ -215,25 +217,96 @@ func TestBadValues(t *testing.T) {
 
 func TestUnknownKeysWarnOncePerKey(t *testing.T) {
 	withHome(t)
-	path := writeConfig(t, "serverWorkerThreads=16\nfoo=bar\nlistenPort=9876\n")
+	path := writeConfig(t, "serverWorkerThreads=16\nfoo=bar\nlistenPort=9876\norderMessageEnabel=true\nfoo=baz\n")
 	r := runFake(t, nil, false, "-c", path, "--set", "baz=1", "-p")
 	if r.code != 0 {
 		t.Fatalf("exit %d, stderr %s", r.code, r.stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
-	if len(lines) != 3 {
-		t.Fatalf("want 3 warning lines, got:\n%s", r.stderr)
+	if len(lines) != 4 {
+		t.Fatalf("want 4 log lines, got:\n%s", r.stderr)
 	}
-	for i, want := range []string{"serverWorkerThreads (line 1)", `unknown key \"foo\" (line 2)`, `unknown key \"baz\"`} {
+	// Unknown keys are warnings, one per key with its last source and the
+	// nearest known key; the Java keys rocketns does not use are one
+	// line of their own at info level.
+	for i, want := range []string{
+		`unknown key \"orderMessageEnabel\" (` + path + `:4); did you mean orderMessageEnable?`,
+		`unknown key \"foo\" (` + path + `:5)`,
+		`unknown key \"baz\" (flag --set)`,
+	} {
 		if !strings.Contains(lines[i], "level=WARN") || !strings.Contains(lines[i], want) {
 			t.Errorf("line %d = %s, want a warning about %s", i, lines[i], want)
 		}
 	}
+	if !strings.Contains(lines[3], "level=INFO") || !strings.Contains(lines[3], "Java settings rocketns does not use, kept as is: serverWorkerThreads ("+path+":1)") {
+		t.Errorf("line 3 = %s, want the Java keys", lines[3])
+	}
 	// Kept keys are printed like Java's GET_NAMESRV_CONFIG does.
-	for _, line := range []string{"\nfoo=bar\n", "\nbaz=1\n", "\nserverWorkerThreads=16\n"} {
+	for _, line := range []string{"\nfoo=baz\n", "\nbaz=1\n", "\nserverWorkerThreads=16\n"} {
 		if !strings.Contains(r.stdout, line) {
 			t.Errorf("stdout lacks %q", line)
 		}
+	}
+}
+
+// strictConfig=true stops start-up on the unknown keys, all of them.
+func TestStrictConfig(t *testing.T) {
+	withHome(t)
+	path := writeConfig(t, "serverWorkerThreads=16\norderMessageEnabel=true\nfoo=bar\n")
+	for _, r := range []result{
+		runFake(t, nil, false, "-c", path, "--set", "strictConfig=true", "-p"),
+		runFakeEnv(t, nil, false, []string{"ROCKETNS_STRICT_CONFIG=true"}, "-c", path, "-p"),
+	} {
+		if r.code != 1 || !strings.Contains(r.stderr, `unknown key "orderMessageEnabel" (`+path+`:2); did you mean orderMessageEnable?`) ||
+			!strings.Contains(r.stderr, `unknown key "foo"`) || strings.Contains(r.stderr, "serverWorkerThreads") {
+			t.Fatalf("exit %d, stderr %s", r.code, r.stderr)
+		}
+	}
+}
+
+// All the problems at once, each with its source, one line each, and the
+// address checked without starting anything.
+func TestAllErrorsAtOnce(t *testing.T) {
+	withHome(t)
+	path := writeConfig(t, "# c\nlistenPort=99999\nbindAddress=not-an-ip\n")
+	r := runFakeEnv(t, nil, false, []string{"ROCKETNS_ADMIN_LISTEN=0.0.0.0:99999"}, "-c", path, "--set", "maxConnections=0")
+	if r.code != 1 {
+		t.Fatalf("exit %d, stderr %s", r.code, r.stderr)
+	}
+	want := []string{
+		"namesrv: config: listenPort=99999 (" + path + ":2): want 0..65535",
+		`namesrv: config: bindAddress="not-an-ip" (` + path + `:3): want an IP address`,
+		"namesrv: config: maxConnections=0 (flag --set): want a positive number",
+		`namesrv: config: adminListen="0.0.0.0:99999" (environment ROCKETNS_ADMIN_LISTEN): port "99999"`,
+	}
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), r.stderr)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("line %d = %q, want %q...", i, lines[i], w)
+		}
+	}
+}
+
+// A bad command line: the error and one line pointing to -h, not the
+// whole usage.
+func TestBadFlagOneLine(t *testing.T) {
+	withHome(t)
+	for _, args := range [][]string{{"--nosuchflag"}, {"--listenPort"}, {"-p", "extra"}, {"--listenPort", "abc"}, {"--pprof-addr", "nohost"}} {
+		r := runFake(t, nil, false, args...)
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		if r.code != 2 || len(lines) != 2 || !strings.HasPrefix(lines[0], "namesrv: ") || lines[1] != "Run 'namesrv -h' for the options." {
+			t.Errorf("%q: exit %d, stderr:\n%s", args, r.code, r.stderr)
+		}
+	}
+}
+
+func TestVersionFlag(t *testing.T) {
+	r := runFake(t, nil, false, "--version")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "namesrv "+buildinfo.Version()+" (go") || r.stderr != "" {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
 	}
 }
 
@@ -315,9 +388,19 @@ func TestPprofListenerOnlyWhenAsked(t *testing.T) {
 	if r.code != 0 || strings.Contains(r.stderr, "pprof") {
 		t.Fatalf("pprof started without --pprof-addr: exit %d stderr %s", r.code, r.stderr)
 	}
+	r = runFake(t, nil, true, "--pprof-addr", "127.0.0.1:notaport")
+	if r.code != 2 || !strings.Contains(r.stderr, "--pprof-addr") {
+		t.Fatalf("bad pprof address: exit %d stderr %s", r.code, r.stderr)
+	}
+	// The address is taken: the server that started is shut down.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
 	fake = &fakeServer{}
-	r = runFake(t, fake, true, "--pprof-addr", "127.0.0.1:notaport")
+	r = runFake(t, fake, true, "--pprof-addr", ln.Addr().String())
 	if r.code != 1 || !fake.shutdown || !strings.Contains(r.stderr, "pprof") {
-		t.Fatalf("bad pprof address: exit %d shutdown=%v stderr %s", r.code, fake.shutdown, r.stderr)
+		t.Fatalf("pprof address in use: exit %d shutdown=%v stderr %s", r.code, fake.shutdown, r.stderr)
 	}
 }
