@@ -18,6 +18,7 @@ import (
 
 	"github.com/rocketns/rocketns/bench/loadgen"
 	"github.com/rocketns/rocketns/codec"
+	"github.com/rocketns/rocketns/core/buildinfo"
 )
 
 func main() {
@@ -49,14 +50,19 @@ type flags struct {
 	quiet        bool
 	serveLimit   bool
 	listen       string
+	hold         bool
+	showVersion  bool
 }
 
-func parse(args []string, stderr io.Writer) (*flags, error) {
+// parse reads the command line. Help goes to stdout; an error comes back
+// for the caller to print in one line, without the whole usage.
+func parse(args []string, stdout io.Writer) (*flags, error) {
 	var f flags
 	fs := flag.NewFlagSet("nsbench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: nsbench -scenario %s [flags]\n\n", strings.Join(loadgen.ScenarioNames(), "|"))
+		fmt.Fprint(fs.Output(), usageText)
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&f.scenario, "scenario", loadgen.ScenarioRoute, "what to run: "+strings.Join(loadgen.ScenarioNames(), ", "))
@@ -73,8 +79,9 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.depth, "depth", "1", "D: requests in flight per connection, a comma list runs each")
 	fs.DurationVar(&f.duration, "duration", 10*time.Second, "length of each load run")
 	fs.Float64Var(&f.zipf, "zipf", 0, "topic popularity: 0 uniform, s > 1 Zipf with exponent s")
-	fs.IntVar(&f.version, "version", int(codec.ServerVersion), "route request version (>= 401 asks for standard JSON)")
-	fs.BoolVar(&f.limit, "limit", true, "run the limit mode before each route run and report the ratio")
+	fs.IntVar(&f.version, "route-version", int(codec.ServerVersion), "route request version (>= 401 asks for standard JSON; was -version)")
+	fs.BoolVar(&f.showVersion, "version", false, "print nsbench's version and exit")
+	fs.BoolVar(&f.limit, "limit", true, "route: run the limit server with the same load before each route run (doubling the time) and report \"vs limit\"; -limit=false skips it")
 	fs.BoolVar(&f.limitInproc, "limit-inproc", false, "run the limit server in this process even against an external server")
 	fs.StringVar(&f.drop, "drop", "10,50,100", "expiry: percentages of brokers to take away, one run each")
 	fs.BoolVar(&f.silent, "silent", false, "expiry: brokers stop heartbeating instead of closing their connections")
@@ -83,13 +90,60 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines on stderr")
 	fs.BoolVar(&f.serveLimit, "serve-limit", false, "internal: serve the limit body read from stdin (the child of a limit run)")
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:0", "internal: -serve-limit's listen address")
+	fs.BoolVar(&f.hold, "hold", false, "after the run, keep the simulated brokers registered (heartbeating) until Ctrl-C, to look at them with nsadmin or the status page; needs -addr")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stdout)
+			fs.Usage()
+		}
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	if f.hold && f.inproc {
+		return nil, fmt.Errorf("-hold keeps brokers on a server that outlives nsbench: use -addr, not -inproc")
+	}
 	return &f, nil
+}
+
+// usageText explains what the report means before the flag list.
+const usageText = `Drives a NameServer on loopback with simulated brokers and clients and
+reports throughput and latency.
+
+Phases: the simulated brokers register first (setup); then every -conns x
+-depth combination runs for -duration. For the route scenario each
+combination runs twice by default: first against the limit server, then
+against the NameServer, so "-duration 4s" takes about 8 s per combination
+plus setup (-limit=false halves it). The progress lines name the phase
+("limit c=32 d=1 ...", "route c=32 d=1 ...").
+
+"vs limit" is the route run's QPS divided by the limit run's. The limit
+server is a minimal server that answers every route request with the same
+bytes as the NameServer's answer and does no other work: the most this
+machine's loopback, kernel and this client can carry. 0.8 means the
+NameServer reaches 80% of that ceiling.
+
+`
+
+// plan says what the run will do and about how long it takes, so that a
+// limit run doubling -duration is never a surprise.
+func (f *flags) plan(o loadgen.Options) string {
+	runs := len(o.Conns) * len(o.Depth)
+	switch f.scenario {
+	case loadgen.ScenarioRoute:
+		per := "the route run"
+		n := runs
+		if o.Limit {
+			per, n = "a limit run, then the route run", 2*runs
+		}
+		return fmt.Sprintf("nsbench: route: %d combination(s) of -conns x -depth, each %s, %s apiece: about %s after setup",
+			runs, per, f.duration, time.Duration(n)*f.duration)
+	case loadgen.ScenarioLimit:
+		return fmt.Sprintf("nsbench: limit: %d combination(s), %s apiece against the limit server only: about %s after setup",
+			runs, f.duration, time.Duration(runs)*f.duration)
+	}
+	return "nsbench: " + f.scenario
 }
 
 func intList(name, s string) ([]int, error) {
@@ -163,13 +217,24 @@ func (f *flags) options(stderr io.Writer) (loadgen.Options, error) {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	f, err := parse(args, stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return runCtx(ctx, args, stdin, stdout, stderr)
+}
+
+// runCtx is run until ctx ends (Ctrl-C, in main).
+func runCtx(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	f, err := parse(args, stdout)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
-		fmt.Fprintf(stderr, "nsbench: %v\n", err)
+		fmt.Fprintf(stderr, "nsbench: %v\nRun 'nsbench -h' for the flags.\n", err)
 		return 2
+	}
+	if f.showVersion {
+		fmt.Fprintln(stdout, buildinfo.String("nsbench"))
+		return 0
 	}
 	if f.serveLimit {
 		// The parent's Ctrl-C reaches the whole process group; the child
@@ -186,8 +251,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "nsbench: %v\n", err)
 		return 2
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	if !f.quiet {
+		fmt.Fprintln(stderr, f.plan(o))
+	}
 	rep, err := loadgen.Run(ctx, f.scenario, o)
 	code := 0
 	if err != nil {
@@ -209,5 +275,24 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(rep.Errors) > 0 && code == 0 {
 		code = 1
 	}
+	if f.hold && ctx.Err() == nil {
+		if err := hold(ctx, f.addr, o.Cluster, stderr); err != nil {
+			fmt.Fprintf(stderr, "nsbench: -hold: %v\n", err)
+			return 1
+		}
+	}
 	return code
+}
+
+// hold registers the simulated brokers again and keeps them heartbeating
+// until ctx ends (Ctrl-C).
+func hold(ctx context.Context, addr string, spec loadgen.ClusterSpec, stderr io.Writer) error {
+	c, err := loadgen.StartCluster(ctx, addr, spec)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "nsbench: holding %d simulated brokers (%s ...) with %d topics registered on %s; Ctrl-C ends\n",
+		spec.Brokers, loadgen.BrokerName(0), spec.Topics, addr)
+	<-ctx.Done()
+	return c.Close()
 }
