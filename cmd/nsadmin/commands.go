@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -18,14 +19,19 @@ import (
 	"github.com/rocketns/rocketns/core/client"
 )
 
-// flagSpec is one subcommand flag. Flags are strings unless isInt.
+// flagSpec is one subcommand flag. Flags are strings unless isInt or
+// isBool (a switch, which takes no value).
 type flagSpec struct {
 	name, arg, usage string
-	required         bool
-	allowEmpty       bool // a required string flag that may be ""
-	def              string
-	isInt            bool
-	min, max         int64
+	// long is mqadmin's long option name (--topic for -t), accepted as
+	// well; "" for none.
+	long       string
+	required   bool
+	allowEmpty bool // a required string flag that may be ""
+	def        string
+	isInt      bool
+	isBool     bool
+	min, max   int64
 }
 
 // command is one subcommand. Exactly one of read, apply and all is set: a
@@ -44,27 +50,27 @@ type command struct {
 }
 
 func flagTopic(required bool) flagSpec {
-	return flagSpec{name: "t", arg: "topic", usage: "topic name", required: required}
+	return flagSpec{name: "t", long: "topic", arg: "topic", usage: "topic name", required: required}
 }
 
 func flagBroker() flagSpec {
-	return flagSpec{name: "b", arg: "brokerName", usage: "broker name (the group, e.g. broker-a)", required: true}
+	return flagSpec{name: "b", long: "brokerName", arg: "brokerName", usage: "broker name (the group, e.g. broker-a)", required: true}
 }
 
 func flagCluster(required bool, usage string) flagSpec {
-	return flagSpec{name: "c", arg: "clusterName", usage: usage, required: required}
+	return flagSpec{name: "c", long: "clusterName", arg: "clusterName", usage: usage, required: required}
 }
 
 func flagNamespace() flagSpec {
-	return flagSpec{name: "s", arg: "namespace", usage: "KV namespace", required: true}
+	return flagSpec{name: "s", long: "namespace", arg: "namespace", usage: "KV namespace", required: true}
 }
 
 func flagKey(usage string, required bool) flagSpec {
-	return flagSpec{name: "k", arg: "key", usage: usage, required: required}
+	return flagSpec{name: "k", long: "key", arg: "key", usage: usage, required: required}
 }
 
 func flagValue(usage string) flagSpec {
-	return flagSpec{name: "v", arg: "value", usage: usage, required: true, allowEmpty: true}
+	return flagSpec{name: "v", long: "value", arg: "value", usage: usage, required: true, allowEmpty: true}
 }
 
 const writeJSON = `{"command":"<name>","results":[{"namesrv":"host:port","ok":true},
@@ -73,7 +79,9 @@ const writeJSON = `{"command":"<name>","results":[{"namesrv":"host:port","ok":tr
 
 const countJSON = `{"command":"<name>","results":[{"namesrv":"host:port","ok":true,"topicCount":3}]}
   "topicCount" is the number of topics the NameServer changed; failed entries
-  carry "ok":false, "error" and, for an error answer, "code".`
+  carry "ok":false, "error" and, for an error answer, "code"; a NameServer that
+  has no broker of that name has "brokerNotFound":true. When none has it the
+  command fails (exit 1).`
 
 // commands returns the subcommands in help order.
 func commands() []*command {
@@ -101,12 +109,20 @@ func commands() []*command {
 		},
 		{
 			name:     "topicList",
-			synopsis: "all topics, or those of one cluster (206 / 224)",
-			about: "Lists topic names, sorted, one per line: all of them (GET_ALL_TOPIC_LIST_FROM_NAMESERVER,\n" +
-				"206), or with -c those with queues on the cluster's brokers (GET_TOPICS_BY_CLUSTER, 224).",
-			flags:   []flagSpec{flagCluster(false, "list only the topics of this cluster")},
-			jsonDoc: `{"namesrv":"host:port","cluster":"","topics":["TBW102","TopicTest"]}`,
-			read:    readTopicList,
+			synopsis: "all topics, or by cluster (206 / 106 + 224)",
+			about: "Lists topic names, sorted, one per line (GET_ALL_TOPIC_LIST_FROM_NAMESERVER, 206). With -c\n" +
+				"(--clusterModel, a switch as in mqadmin) each topic with the cluster it lives on, one row per\n" +
+				"cluster, retry and dead-letter topics left out as mqadmin does (GET_BROKER_CLUSTER_INFO, 106,\n" +
+				"and GET_TOPICS_BY_CLUSTER, 224, per cluster; mqadmin's consumer group column needs the brokers\n" +
+				"and is not shown). With --clusterName only the topics with queues on that cluster's brokers (224).",
+			flags: []flagSpec{
+				{name: "c", long: "clusterModel", isBool: true, usage: "list each topic with its cluster"},
+				{name: "clusterName", arg: "clusterName", usage: "list only the topics of this cluster"},
+			},
+			jsonDoc: `{"namesrv":"host:port","cluster":"","topics":["TBW102","TopicTest"]}
+  with -c: {"namesrv":"host:port","rows":[{"cluster":"DefaultCluster","topic":"TopicTest"}]}
+  ("cluster" is "" for a topic on no registered broker's cluster).`,
+			read: readTopicList,
 		},
 		{
 			name:     "topicClusterList",
@@ -173,7 +189,7 @@ func commands() []*command {
 			flags:   []flagSpec{flagBroker()},
 			jsonDoc: countJSON,
 			apply: func(ctx context.Context, c *client.Client, in *input) (int, error) {
-				return c.WipeWritePerm(ctx, in.str("b"))
+				return brokerCount(ctx, c, in.str("b"), c.WipeWritePerm)
 			},
 		},
 		{
@@ -184,7 +200,7 @@ func commands() []*command {
 			flags:   []flagSpec{flagBroker()},
 			jsonDoc: countJSON,
 			apply: func(ctx context.Context, c *client.Client, in *input) (int, error) {
-				return c.AddWritePerm(ctx, in.str("b"))
+				return brokerCount(ctx, c, in.str("b"), c.AddWritePerm)
 			},
 		},
 		{
@@ -210,9 +226,9 @@ func commands() []*command {
 				"NameServer silently ignores queues of an unknown broker. Check with topicRoute.",
 			flags: []flagSpec{
 				flagTopic(true), flagBroker(),
-				{name: "r", arg: "readQueueNums", usage: "read queue count", def: "8", isInt: true, min: 0, max: 1 << 16},
-				{name: "w", arg: "writeQueueNums", usage: "write queue count", def: "8", isInt: true, min: 0, max: 1 << 16},
-				{name: "p", arg: "perm", usage: "permission: 2 write, 4 read, 6 read+write (1 inherit)", def: "6", isInt: true, min: 0, max: 7},
+				{name: "r", long: "readQueueNums", arg: "readQueueNums", usage: "read queue count", def: "8", isInt: true, min: 0, max: 1 << 16},
+				{name: "w", long: "writeQueueNums", arg: "writeQueueNums", usage: "write queue count", def: "8", isInt: true, min: 0, max: 1 << 16},
+				{name: "p", long: "perm", arg: "perm", usage: "permission: 2 write, 4 read, 6 read+write (1 inherit)", def: "6", isInt: true, min: 0, max: 7},
 			},
 			jsonDoc: writeJSON,
 			apply: func(ctx context.Context, c *client.Client, in *input) (int, error) {
@@ -236,8 +252,8 @@ func commands() []*command {
 				"(QUERY_DATA_VERSION, 322). Like any 322 request it counts as a heartbeat of that broker.",
 			flags: []flagSpec{
 				flagCluster(true, "cluster name"), flagBroker(),
-				{name: "a", arg: "brokerAddr", usage: "broker address host:port", required: true},
-				{name: "i", arg: "brokerId", usage: "broker id (0 = master)", def: "0", isInt: true, min: 0, max: 1 << 62},
+				{name: "a", long: "brokerAddr", arg: "brokerAddr", usage: "broker address host:port", required: true},
+				{name: "i", long: "brokerId", arg: "brokerId", usage: "broker id (0 = master)", def: "0", isInt: true, min: 0, max: 1 << 62},
 			},
 			jsonDoc: `{"namesrv":"host:port","known":true,"dataVersion":{"stateVersion":0,"timestamp":1700000000123,"counter":42}}
   "known" is false (and "dataVersion" absent) when the NameServer has no live entry.`,
@@ -390,10 +406,13 @@ func lines(list []string) func(w io.Writer) {
 }
 
 func readTopicList(ctx context.Context, c *client.Client, in *input) (*output, error) {
+	if in.given("c") {
+		return readTopicClusters(ctx, c)
+	}
 	var topics []string
 	var err error
-	if in.given("c") {
-		topics, err = c.TopicsByCluster(ctx, in.str("c"))
+	if in.given("clusterName") {
+		topics, err = c.TopicsByCluster(ctx, in.str("clusterName"))
 	} else {
 		topics, err = c.AllTopicList(ctx)
 	}
@@ -405,8 +424,95 @@ func readTopicList(ctx context.Context, c *client.Client, in *input) (*output, e
 		Namesrv string   `json:"namesrv"`
 		Cluster string   `json:"cluster"`
 		Topics  []string `json:"topics"`
-	}{c.Addr(), in.str("c"), topics}
+	}{c.Addr(), in.str("clusterName"), topics}
 	return &output{json: doc, table: lines(topics)}, nil
+}
+
+type topicClusterRow struct {
+	Cluster string `json:"cluster"`
+	Topic   string `json:"topic"`
+}
+
+// readTopicClusters is topicList -c, mqadmin's clusterModel: every topic
+// with the cluster(s) it has queues on. One 224 per cluster rather than
+// mqadmin's route per topic: a handful of requests for any number of topics.
+func readTopicClusters(ctx context.Context, c *client.Client) (*output, error) {
+	all, err := c.AllTopicList(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ci, err := c.ClusterInfo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var clusters []string
+	for _, b := range ci.Brokers {
+		if !slices.Contains(clusters, b.Cluster) {
+			clusters = append(clusters, b.Cluster)
+		}
+	}
+	slices.Sort(clusters)
+	placed := make(map[string]bool)
+	rows := []topicClusterRow{}
+	for _, cl := range clusters {
+		topics, err := c.TopicsByCluster(ctx, cl)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range topics {
+			placed[t] = true
+			rows = append(rows, topicClusterRow{cl, t})
+		}
+	}
+	for _, t := range all {
+		if !placed[t] {
+			rows = append(rows, topicClusterRow{"", t})
+		}
+	}
+	// mqadmin leaves out the retry and dead-letter topics in this mode.
+	rows = slices.DeleteFunc(rows, func(r topicClusterRow) bool {
+		return strings.HasPrefix(r.Topic, "%RETRY%") || strings.HasPrefix(r.Topic, "%DLQ%")
+	})
+	slices.SortFunc(rows, func(a, b topicClusterRow) int {
+		if x := strings.Compare(a.Topic, b.Topic); x != 0 {
+			return x
+		}
+		return strings.Compare(a.Cluster, b.Cluster)
+	})
+	doc := struct {
+		Namesrv string            `json:"namesrv"`
+		Rows    []topicClusterRow `json:"rows"`
+	}{c.Addr(), rows}
+	return &output{json: doc, table: func(w io.Writer) {
+		fmt.Fprintln(w, "#Cluster\t#Topic")
+		for _, r := range rows {
+			fmt.Fprintf(w, "%s\t%s\n", dash(r.Cluster), name(r.Topic))
+		}
+	}}, nil
+}
+
+// errNoSuchBroker: the NameServer has no broker of the name.
+var errNoSuchBroker = errors.New("no such broker")
+
+// brokerCount runs a per-broker write (205, 327) and, when it changed no
+// topic, asks the cluster info (106) whether the broker exists at all: a
+// broker without topics changes nothing too, a misspelt name must not pass
+// for that.
+func brokerCount(ctx context.Context, c *client.Client, broker string, op func(context.Context, string) (int, error)) (int, error) {
+	n, err := op(ctx, broker)
+	if err != nil || n > 0 {
+		return n, err
+	}
+	ci, err := c.ClusterInfo(ctx)
+	if err != nil {
+		return n, err
+	}
+	for _, b := range ci.Brokers {
+		if b.BrokerName == broker {
+			return n, nil
+		}
+	}
+	return n, errNoSuchBroker
 }
 
 func readTopicClusterList(ctx context.Context, c *client.Client, in *input) (*output, error) {

@@ -125,6 +125,7 @@ func parse(cmd *command, args []string, getenv func(string) string) (*input, err
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	namesrv := fs.String("n", "", "")
+	fs.StringVar(namesrv, "namesrvAddr", "", "")
 	format := fs.String("o", "table", "")
 	timeout := fs.Duration("timeout", defaultTimeout, "")
 	accessKey := fs.String("accessKey", "", "")
@@ -137,12 +138,32 @@ func parse(cmd *command, args []string, getenv func(string) string) (*input, err
 	fs.StringVar(&tf.key, "tlsKey", "", "")
 	strs := make(map[string]*string)
 	ints := make(map[string]*int64)
+	bools := make(map[string]*bool)
+	// canonical maps mqadmin's long names (--topic) to the short ones (-t).
+	canonical := map[string]string{"namesrvAddr": "n"}
 	for _, f := range cmd.flags {
-		if f.isInt {
+		names := []string{f.name}
+		if f.long != "" {
+			names = append(names, f.long)
+			canonical[f.long] = f.name
+		}
+		switch {
+		case f.isInt:
 			def, _ := strconv.ParseInt(f.def, 10, 64)
-			ints[f.name] = fs.Int64(f.name, def, "")
-		} else {
-			strs[f.name] = fs.String(f.name, f.def, "")
+			ints[f.name] = new(int64)
+			for _, n := range names {
+				fs.Int64Var(ints[f.name], n, def, "")
+			}
+		case f.isBool:
+			bools[f.name] = new(bool)
+			for _, n := range names {
+				fs.BoolVar(bools[f.name], n, false, "")
+			}
+		default:
+			strs[f.name] = new(string)
+			for _, n := range names {
+				fs.StringVar(strs[f.name], n, f.def, "")
+			}
 		}
 	}
 	if err := fs.Parse(args); err != nil {
@@ -152,7 +173,13 @@ func parse(cmd *command, args []string, getenv func(string) string) (*input, err
 		return nil, usagef("unexpected argument %q", fs.Arg(0))
 	}
 	in := &input{strs: map[string]string{}, ints: map[string]int64{}, set: map[string]bool{}, timeout: *timeout}
-	fs.Visit(func(f *flag.Flag) { in.set[f.Name] = true })
+	fs.Visit(func(f *flag.Flag) {
+		if c, ok := canonical[f.Name]; ok {
+			in.set[c] = true
+			return
+		}
+		in.set[f.Name] = true
+	})
 	// `-c "$CLUSTER"` with the variable unset: a given but blank value is
 	// a mistake, never a quiet "leave it out" (which for deleteTopic or
 	// the ACL keys means something else entirely).
@@ -187,9 +214,14 @@ func parse(cmd *command, args []string, getenv func(string) string) (*input, err
 		return nil, err
 	}
 	for _, f := range cmd.flags {
-		if f.isInt {
+		switch {
+		case f.isBool:
+			// A switch counts as given only when on: -c=false is off.
+			in.set[f.name] = *bools[f.name]
+			continue
+		case f.isInt:
 			in.ints[f.name] = *ints[f.name]
-		} else {
+		default:
 			in.strs[f.name] = strings.TrimSpace(*strs[f.name])
 		}
 		if f.required && !in.set[f.name] {
@@ -337,7 +369,7 @@ func splitAddrs(list string) ([]string, error) {
 		addrs = append(addrs, a)
 	}
 	if len(addrs) == 0 {
-		return nil, usagef("missing required flag -n (NameServer addresses, ';'-separated; or set NAMESRV_ADDR)")
+		return nil, usagef("missing required flag -n/--namesrvAddr (NameServer addresses, ';'-separated; or set NAMESRV_ADDR)")
 	}
 	return addrs, nil
 }
@@ -472,6 +504,9 @@ type writeResult struct {
 	TopicCount *int   `json:"topicCount,omitempty"`
 	Code       *int32 `json:"code,omitempty"`
 	Error      string `json:"error,omitempty"`
+	// BrokerNotFound: the NameServer has no broker of the -b name (205,
+	// 327), so nothing could change there.
+	BrokerNotFound bool `json:"brokerNotFound,omitempty"`
 }
 
 // runWrite sends the change to every NameServer in the list, as mqadmin
@@ -480,7 +515,7 @@ type writeResult struct {
 // A failure on one address does not stop the others.
 func runWrite(cmd *command, in *input, stdout, stderr io.Writer) int {
 	results := make([]writeResult, 0, len(in.addrs))
-	failed := 0
+	failed, notFound := 0, 0
 	for _, addr := range in.addrs {
 		r := writeResult{Namesrv: addr, OK: true}
 		err := withClient(addr, in, func(ctx context.Context, c *client.Client) error {
@@ -490,6 +525,12 @@ func runWrite(cmd *command, in *input, stdout, stderr io.Writer) int {
 			}
 			return err
 		})
+		if errors.Is(err, errNoSuchBroker) {
+			r.BrokerNotFound = true
+			notFound++
+			fmt.Fprintf(stderr, "nsadmin %s: %s: no broker named %s is registered there\n", cmd.name, addr, name(in.str("b")))
+			err = nil
+		}
 		if err != nil {
 			failed++
 			r.OK = false
@@ -508,6 +549,10 @@ func runWrite(cmd *command, in *input, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	if failed > 0 {
+		return exitFail
+	}
+	if notFound == len(in.addrs) {
+		fmt.Fprintf(stderr, "nsadmin %s: no broker named %s on any NameServer: nothing changed (clusterList lists the broker names)\n", cmd.name, name(in.str("b")))
 		return exitFail
 	}
 	return exitOK

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/rocketns/rocketns/codec/body"
+	"github.com/rocketns/rocketns/core/buildinfo"
 	"github.com/rocketns/rocketns/core/client"
 	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/core/server"
@@ -252,17 +253,54 @@ func TestTopicList(t *testing.T) {
 		t.Errorf("topicList json = %+v", doc)
 	}
 
-	// -c: GET_TOPICS_BY_CLUSTER.
-	if got := ok(t, "topicList", "-n", ns, "-c", "OtherCluster"); got != "TBW102\nTopicB\n" {
-		t.Errorf("topicList -c OtherCluster = %q", got)
+	// --clusterName: GET_TOPICS_BY_CLUSTER.
+	if got := ok(t, "topicList", "-n", ns, "--clusterName", "OtherCluster"); got != "TBW102\nTopicB\n" {
+		t.Errorf("topicList --clusterName OtherCluster = %q", got)
 	}
-	okJSON(t, &doc, "topicList", "-n", ns, "-c", "DefaultCluster")
+	okJSON(t, &doc, "topicList", "-n", ns, "--clusterName", "DefaultCluster")
 	if doc.Cluster != "DefaultCluster" || !reflect.DeepEqual(doc.Topics, []string{"TBW102", "TopicTest"}) {
-		t.Errorf("topicList -c json = %+v", doc)
+		t.Errorf("topicList --clusterName json = %+v", doc)
 	}
-	okJSON(t, &doc, "topicList", "-n", ns, "-c", "NoSuchCluster")
+	okJSON(t, &doc, "topicList", "-n", ns, "--clusterName", "NoSuchCluster")
 	if doc.Topics == nil || len(doc.Topics) != 0 {
 		t.Errorf("topicList of an unknown cluster = %+v, want []", doc)
+	}
+
+	// -c is mqadmin's clusterModel switch: each topic with its cluster(s),
+	// retry and dead-letter topics left out, a topic of no cluster as "-".
+	registerTopic(t, ns)
+	want := "#Cluster        #Topic\n" +
+		"DefaultCluster  TBW102\n" +
+		"OtherCluster    TBW102\n" +
+		"OtherCluster    TopicB\n" +
+		"DefaultCluster  TopicTest\n"
+	for _, args := range [][]string{{"-c"}, {"--clusterModel"}, {"-clusterModel=true"}} {
+		if got := ok(t, append([]string{"topicList", "-n", ns}, args...)...); got != want {
+			t.Errorf("topicList %q:\n%s\nwant:\n%s", args, got, want)
+		}
+	}
+	if got := ok(t, "topicList", "-n", ns, "-c=false"); got != "%DLQ%group\n%RETRY%group\nTBW102\nTopicB\nTopicTest\n" {
+		t.Errorf("topicList -c=false = %q", got)
+	}
+	var rows struct {
+		Namesrv string            `json:"namesrv"`
+		Rows    []topicClusterRow `json:"rows"`
+	}
+	okJSON(t, &rows, "topicList", "-n", ns, "-c")
+	if rows.Namesrv != ns || len(rows.Rows) != 4 || rows.Rows[0] != (topicClusterRow{"DefaultCluster", "TBW102"}) {
+		t.Errorf("topicList -c json = %+v", rows)
+	}
+}
+
+// registerTopic adds retry and dead-letter topics to broker-b's cluster,
+// which topicList -c leaves out.
+func registerTopic(t *testing.T, ns string) {
+	t.Helper()
+	for _, topic := range []string{"%RETRY%group", "%DLQ%group"} {
+		ok(t, "registerTopic", "-n", ns, "-t", topic, "-b", "broker-b")
+	}
+	if got := ok(t, "topicList", "-n", ns); !strings.Contains(got, "%RETRY%group") {
+		t.Fatalf("retry topic not registered: %q", got)
 	}
 }
 
@@ -418,11 +456,66 @@ func TestWritePerm(t *testing.T) {
 		t.Errorf("TBW102 perm after add = %d, want 6", p)
 	}
 
-	okJSON(t, &doc, "wipeWritePerm", "-n", ns, "-b", "nosuch")
-	if *doc.Results[0].TopicCount != 0 {
-		t.Errorf("wipe of an unknown broker counted %d", *doc.Results[0].TopicCount)
-	}
 	fails(t, 2, []string{"missing required flag -b (brokerName)"}, "wipeWritePerm", "-n", ns)
+
+	// Long option names as in mqadmin.
+	if got := ok(t, "wipeWritePerm", "--namesrvAddr", ns, "--brokerName", "broker-b"); !strings.Contains(got, "2        OK") {
+		t.Errorf("wipeWritePerm with long names = %q", got)
+	}
+}
+
+// A broker name no NameServer knows: said so, and a failure when it
+// matched nowhere; a broker one of them knows is a success with a note.
+func TestWritePermNoSuchBroker(t *testing.T) {
+	ns, other := startNS(t), startNS(t)
+	registerBrokers(t, ns)
+	for _, cmd := range []string{"wipeWritePerm", "addWritePerm"} {
+		r := nsadmin(t, cmd, "-n", ns+";"+other, "-b", "nosuch")
+		if r.code != 1 || !strings.Contains(r.stderr, "no broker named nosuch on any NameServer: nothing changed") ||
+			!strings.Contains(r.stdout, "no such broker") || strings.Contains(r.stdout, "OK") {
+			t.Errorf("%s -b nosuch: exit %d\nstdout %s\nstderr %s", cmd, r.code, r.stdout, r.stderr)
+		}
+		var doc struct {
+			Results []writeResult `json:"results"`
+		}
+		r = nsadmin(t, cmd, "-n", ns, "-b", "nosuch", "-o", "json")
+		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || r.code != 1 || len(doc.Results) != 1 || !doc.Results[0].BrokerNotFound {
+			t.Errorf("%s -b nosuch -o json: exit %d %s (%v)", cmd, r.code, r.stdout, err)
+		}
+		// broker-a is on ns only.
+		r = nsadmin(t, cmd, "-n", ns+";"+other, "-b", "broker-a")
+		if r.code != 0 || !strings.Contains(r.stderr, other+": no broker named broker-a is registered there") || strings.Contains(r.stderr, ns+":") {
+			t.Errorf("%s -b broker-a on one of two: exit %d\nstdout %s\nstderr %s", cmd, r.code, r.stdout, r.stderr)
+		}
+	}
+}
+
+// Every command flag and -n also go by mqadmin's long name.
+func TestLongOptionNames(t *testing.T) {
+	ns := startNS(t)
+	registerBrokers(t, ns)
+	f := func(short, long []string) {
+		t.Helper()
+		if a, b := ok(t, short...), ok(t, long...); a != b {
+			t.Errorf("%q = %q, %q = %q", short, a, long, b)
+		}
+	}
+	f([]string{"topicRoute", "-n", ns, "-t", "TopicTest"}, []string{"topicRoute", "--namesrvAddr", ns, "--topic", "TopicTest"})
+	f([]string{"clusterList", "-n", ns, "-c", "OtherCluster"}, []string{"clusterList", "--namesrvAddr=" + ns, "--clusterName=OtherCluster"})
+	f([]string{"getBrokerMemberGroup", "-n", ns, "-c", "DefaultCluster", "-b", "broker-a"},
+		[]string{"getBrokerMemberGroup", "--namesrvAddr", ns, "--clusterName", "DefaultCluster", "--brokerName", "broker-a"})
+	ok(t, "updateKvConfig", "--namesrvAddr", ns, "--namespace", "NS", "--key", "K", "--value", "V")
+	if got := ok(t, "getKvConfig", "-n", ns, "-s", "NS", "-k", "K", "-o", "json"); !strings.Contains(got, `"K": "V"`) {
+		t.Errorf("getKvConfig after a long-named update = %s", got)
+	}
+	f([]string{"queryDataVersion", "-n", ns, "-c", "DefaultCluster", "-b", "broker-a", "-a", "10.0.0.1:10911", "-i", "0"},
+		[]string{"queryDataVersion", "-n", ns, "--clusterName", "DefaultCluster", "--brokerName", "broker-a", "--brokerAddr", "10.0.0.1:10911", "--brokerId", "0"})
+	ok(t, "registerTopic", "-n", ns, "--topic", "T2", "--brokerName", "broker-b", "--readQueueNums", "2", "--writeQueueNums", "2", "--perm", "6")
+	if got := ok(t, "topicClusterList", "-n", ns, "--topic", "T2"); got != "OtherCluster\n" {
+		t.Errorf("topicClusterList T2 = %q", got)
+	}
+	// A required flag given by its long name counts as given.
+	fails(t, 2, []string{"missing required flag -t (topic)"}, "topicRoute", "--namesrvAddr", ns)
 }
 
 func TestDeleteAndRegisterTopic(t *testing.T) {
@@ -474,7 +567,7 @@ func TestBlankFlagIsUsageError(t *testing.T) {
 	for _, args := range [][]string{
 		{"deleteTopic", "-t", "TBW102", "-c", ""},
 		{"deleteTopic", "-t", "TBW102", "-c", "  "},
-		{"topicList", "-c", ""},
+		{"topicList", "-clusterName", ""},
 		{"clusterList", "-c", ""},
 		{"getKvConfig", "-s", "NS", "-k", ""},
 		{"topicRoute", "-t", ""},
@@ -624,9 +717,22 @@ func TestHelp(t *testing.T) {
 				t.Errorf("nsadmin %q:\n%s", args, h)
 			}
 			for _, f := range c.flags {
-				if !strings.Contains(h, "  -"+f.name+" "+f.arg) {
-					t.Errorf("nsadmin %q lacks flag -%s", args, f.name)
+				want := "  -" + f.name
+				if len(f.name) > 1 {
+					want = "  --" + f.name
 				}
+				if f.long != "" {
+					want += ", --" + f.long
+				}
+				if !f.isBool {
+					want += " " + f.arg
+				}
+				if !strings.Contains(h, want) {
+					t.Errorf("nsadmin %q lacks %q", args, want)
+				}
+			}
+			if !strings.Contains(h, "-n, --namesrvAddr addrs") {
+				t.Errorf("nsadmin %q lacks --namesrvAddr", args)
 			}
 		}
 	}
@@ -637,5 +743,13 @@ func TestHelp(t *testing.T) {
 	r := nsadmin(t)
 	if r.code != 2 || !strings.Contains(r.stderr, "Commands:") {
 		t.Errorf("no arguments: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	for _, arg := range []string{"--version", "-version", "version"} {
+		if got := ok(t, arg); !strings.HasPrefix(got, "nsadmin "+buildinfo.Version()+" (go") {
+			t.Errorf("%s: %q", arg, got)
+		}
 	}
 }

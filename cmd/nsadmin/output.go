@@ -17,7 +17,7 @@ func newTable(w io.Writer) *tabwriter.Writer {
 // printCommonFlags writes the help rows of the flags every command takes.
 func printCommonFlags(tw io.Writer) {
 	for _, f := range [...][2]string{
-		{"-n addrs", "NameServer addresses host:port, ';'-separated (default: $NAMESRV_ADDR)"},
+		{"-n, --namesrvAddr addrs", "NameServer addresses host:port, ';'-separated (default: $NAMESRV_ADDR)"},
 		{"-o format", "output: table (default) or json"},
 		{"-timeout d", "deadline per NameServer for connect and answer (default 3s)"},
 		{"-accessKey ak", "sign requests with this ACL account (default: $ROCKETMQ_ACCESS_KEY)"},
@@ -73,8 +73,10 @@ or any other control or invisible character is printed Go-quoted ("a\nb"), and s
 is a value holding such a character other than a space, or anything starting with a
 double quote. -o json prints names as they are.
 
-A flag given with an empty value (-c "" from an unset variable) is a bad command
-line, never the same as leaving the flag out; only -v takes "" as a value.
+Every flag has mqadmin's long name too (--namesrvAddr, --topic, --brokerName,
+--clusterName, --namespace, --key, --value, ...); "nsadmin help <command>" lists
+them. A flag given with an empty value (-c "" from an unset variable) is a bad
+command line, never the same as leaving the flag out; only -v takes "" as a value.
 
 Exit status: 0 on success; 1 when a NameServer is unreachable or answers with an
 error (for writes: when any of them does; for diff: also when they differ); 2 for
@@ -95,10 +97,17 @@ func printCommandHelp(w io.Writer, c *command) {
 	var usage strings.Builder
 	usage.WriteString("nsadmin " + c.name + " -n addrs")
 	for _, f := range c.flags {
+		spec := "-" + f.name
+		if len(f.name) > 1 {
+			spec = "-" + spec
+		}
+		if !f.isBool {
+			spec += " " + f.arg
+		}
 		if f.required {
-			fmt.Fprintf(&usage, " -%s %s", f.name, f.arg)
+			fmt.Fprintf(&usage, " %s", spec)
 		} else {
-			fmt.Fprintf(&usage, " [-%s %s]", f.name, f.arg)
+			fmt.Fprintf(&usage, " [%s]", spec)
 		}
 	}
 	usage.WriteString(" [-o json]")
@@ -112,7 +121,17 @@ func printCommandHelp(w io.Writer, c *command) {
 		case f.def != "":
 			note = " (default " + f.def + ")"
 		}
-		fmt.Fprintf(tw, "  -%s %s\t%s%s\n", f.name, f.arg, f.usage, note)
+		names := "-" + f.name
+		if len(f.name) > 1 {
+			names = "-" + names // a long-only flag
+		}
+		if f.long != "" {
+			names += ", --" + f.long
+		}
+		if !f.isBool {
+			names += " " + f.arg
+		}
+		fmt.Fprintf(tw, "  %s\t%s%s\n", names, f.usage, note)
 	}
 	printCommonFlags(tw)
 	tw.Flush()
@@ -141,8 +160,11 @@ func writeResults(w io.Writer, c *command, results []writeResult, asJSON bool) e
 	}
 	for _, r := range results {
 		res := "OK"
-		if !r.OK {
+		switch {
+		case !r.OK:
 			res = r.Error
+		case r.BrokerNotFound:
+			res = "no such broker"
 		}
 		if counted {
 			n := "-"

@@ -27,8 +27,12 @@ func TestNamesCannotForgeLines(t *testing.T) {
 	if got, want := ok(t, "topicList", "-n", ns), "\"\\\"Quoted\\\"\"\n\"Harmless\\nTBW102\"\nPlain\n\"rtl\\u202eeno\"\n\"tab\\tbed\"\n\"two words\"\n"; got != want {
 		t.Errorf("topicList:\n%s\nwant:\n%s", got, want)
 	}
-	if got, want := ok(t, "topicList", "-n", ns, "-c", "Evil\nCluster"), ok(t, "topicList", "-n", ns); got != want {
-		t.Errorf("topicList -c:\n%s\nwant:\n%s", got, want)
+	if got, want := ok(t, "topicList", "-n", ns, "--clusterName", "Evil\nCluster"), ok(t, "topicList", "-n", ns); got != want {
+		t.Errorf("topicList --clusterName:\n%s\nwant:\n%s", got, want)
+	}
+	// -c: one row per topic, the cluster quoted too.
+	if got := ok(t, "topicList", "-n", ns, "-c"); strings.Count(got, "\n") != 7 || !strings.Contains(got, "\"Evil\\nCluster\"  Plain\n") {
+		t.Errorf("topicList -c:\n%s", got)
 	}
 	if got, want := ok(t, "topicClusterList", "-n", ns, "-t", "Plain"), "\"Evil\\nCluster\"\n"; got != want {
 		t.Errorf("topicClusterList = %q, want %q", got, want)
