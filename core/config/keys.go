@@ -152,6 +152,10 @@ type javaOnlyDefault struct {
 	value string
 }
 
+// javaOnlyNamesrvCount is how many of javaOnlyDefaults, from the start,
+// are NamesrvConfig settings; the rest are NettyServerConfig's.
+const javaOnlyNamesrvCount = 5
+
 // javaOnlyDefaults is never modified.
 var javaOnlyDefaults = []javaOnlyDefault{
 	// NamesrvConfig.
@@ -205,4 +209,45 @@ func IsJavaOnlyKey(name string) bool {
 		}
 	}
 	return false
+}
+
+// JavaKey is a Java NameServer setting and what rocketns does with it.
+type JavaKey struct {
+	Name string
+	// Default is Java's default as GET_NAMESRV_CONFIG prints it; "" for the
+	// NettyClientConfig keys, which Java does not print.
+	Default string
+	// Class is the Java config class: NamesrvConfig, NettyServerConfig or
+	// NettyClientConfig.
+	Class string
+	// Used: rocketns acts on it (a Config field); otherwise it is accepted,
+	// kept and printed, and has no effect.
+	Used bool
+}
+
+// JavaKeys lists the Java NameServer settings rocketns accepts: those it
+// uses, then those it ignores, each group in the order of Java's classes.
+// The migration guide's tables are generated from it.
+func JavaKeys() []JavaKey {
+	var out []JavaKey
+	d := Default()
+	for _, k := range knownKeys {
+		switch k.Origin {
+		case OriginNamesrv:
+			out = append(out, JavaKey{Name: k.Name, Default: k.Value(d), Class: "NamesrvConfig", Used: true})
+		case OriginNettyServer:
+			out = append(out, JavaKey{Name: k.Name, Default: k.Value(d), Class: "NettyServerConfig", Used: true})
+		}
+	}
+	for i, j := range javaOnlyDefaults {
+		class := "NettyServerConfig"
+		if i < javaOnlyNamesrvCount {
+			class = "NamesrvConfig"
+		}
+		out = append(out, JavaKey{Name: j.name, Default: j.value, Class: class})
+	}
+	for _, n := range nettyClientKeys {
+		out = append(out, JavaKey{Name: n, Class: "NettyClientConfig"})
+	}
+	return out
 }
