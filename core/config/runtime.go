@@ -89,17 +89,31 @@ func (c *Config) RuntimeUpdate(props []properties.Property) (*Config, error) {
 		}
 	}
 	n := c.Clone()
-	if _, err := n.Apply(props); err != nil {
+	if _, errs := n.applyFrom(Source{Kind: SourceUpdate}, props, false); len(errs) > 0 {
 		var ve *ValueError
-		if errors.As(err, &ve) {
+		if errors.As(errs[0], &ve) {
 			return nil, &UpdateError{Key: ve.Key, Err: ErrBadValue, Detail: ve.Reason}
 		}
-		return nil, &UpdateError{Err: ErrBadValue, Detail: err.Error()}
+		return nil, &UpdateError{Err: ErrBadValue, Detail: errs[0].Error()}
 	}
 	if n.WaitSecondsForService < 0 {
 		return nil, &UpdateError{Key: "waitSecondsForService", Err: ErrBadValue, Detail: "want 0 or more"}
 	}
 	return n, nil
+}
+
+// OverriddenAtStart returns those of keys whose value at start came from
+// the environment or a flag: an update persisted into the file is
+// overridden by them again at the next start, which the operator should
+// hear about.
+func (c *Config) OverriddenAtStart(keys []string) []string {
+	var out []string
+	for _, k := range keys {
+		if s := c.Source(k); s.Kind == SourceEnv || s.Kind == SourceFlag {
+			out = append(out, k+" ("+s.String()+")")
+		}
+	}
+	return out
 }
 
 // PersistUpdate records an accepted run-time update in the configuration

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rocketns/rocketns/codec/properties"
 )
 
 func TestRuntimeKeysAreLiveKnownAndNotBlackListed(t *testing.T) {
@@ -234,5 +236,30 @@ func TestPersistUpdate(t *testing.T) {
 	}
 	if err := c.PersistUpdate(filepath.Join(dir, "y"), []string{"nosuchkey"}); err == nil {
 		t.Fatal("persisted an unknown key")
+	}
+}
+
+func TestRuntimeUpdateSources(t *testing.T) {
+	t.Setenv("HOME", "/home/rmq")
+	l, err := Load(LoadInput{
+		Environ: []string{"ROCKETNS_ORDER_MESSAGE_ENABLE=false"},
+		Flags:   []properties.Property{{Key: "waitSecondsForService", Value: "3", Origin: "--set"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{"orderMessageEnable", "waitSecondsForService", "enableTopicList"}
+	if got := strings.Join(l.Config.OverriddenAtStart(keys), ", "); got != "orderMessageEnable (environment ROCKETNS_ORDER_MESSAGE_ENABLE), waitSecondsForService (flag --set)" {
+		t.Errorf("OverriddenAtStart = %s", got)
+	}
+	n, err := l.Config.RuntimeUpdate(parse(t, "orderMessageEnable=true\nenableTopicList=false\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := n.Source("orderMessageEnable").String(); s != "run-time update" {
+		t.Errorf("source after the update: %q", s)
+	}
+	if s := n.Source("waitSecondsForService").String(); s != "flag --set" {
+		t.Errorf("an untouched key's source: %q", s)
 	}
 }

@@ -90,6 +90,9 @@ func (s *Server) handleUpdateConfig(c *remoting.Conn, req, resp *codec.Command) 
 			s.log.Error("config update not applied: persist failed", "path", path, "err", err)
 			return refuse(codec.SystemError, "persist config: "+err.Error())
 		}
+		if over := s.cfg.OverriddenAtStart(keys); len(over) > 0 {
+			s.log.Warn("config update persisted, but set at start-up elsewhere, which wins at the next start", "keys", over, "path", path)
+		}
 	}
 	s.admin.cfg.Store(next)
 	s.routes.SetSupportActingMaster(next.SupportActingMaster)
