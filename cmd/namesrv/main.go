@@ -96,6 +96,9 @@ func runWith(args, environ []string, stdout, stderr io.Writer, signals <-chan os
 		for _, line := range strings.Split(err.Error(), "\n") {
 			fmt.Fprintf(stderr, "namesrv: %s\n", line)
 		}
+		for _, w := range loaded.Warnings {
+			fmt.Fprintf(stderr, "namesrv: warning: %s\n", w)
+		}
 		return 1
 	}
 	cfg := loaded.Config

@@ -268,7 +268,7 @@ func TestStrictConfig(t *testing.T) {
 // address checked without starting anything.
 func TestAllErrorsAtOnce(t *testing.T) {
 	withHome(t)
-	path := writeConfig(t, "# c\nlistenPort=99999\nbindAddress=not-an-ip\n")
+	path := writeConfig(t, "# c\nlistenPort=99999\nbindAddress=not-an-ip\nlistenPrt=9876\n")
 	r := runFakeEnv(t, nil, false, []string{"ROCKETNS_ADMIN_LISTEN=0.0.0.0:99999"}, "-c", path, "--set", "maxConnections=0")
 	if r.code != 1 {
 		t.Fatalf("exit %d, stderr %s", r.code, r.stderr)
@@ -278,6 +278,8 @@ func TestAllErrorsAtOnce(t *testing.T) {
 		`namesrv: config: bindAddress="not-an-ip" (` + path + `:3): want an IP address`,
 		"namesrv: config: maxConnections=0 (flag --set): want a positive number",
 		`namesrv: config: adminListen="0.0.0.0:99999" (environment ROCKETNS_ADMIN_LISTEN): port "99999"`,
+		// The warnings too: the misspelt key is why listenPort is wrong.
+		`namesrv: warning: config: unknown key "listenPrt" (` + path + `:4); did you mean listenPort?`,
 	}
 	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
 	if len(lines) != len(want) {

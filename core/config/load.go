@@ -43,7 +43,8 @@ type Loaded struct {
 // bad address, unknown ROCKETNS_ variable and (with strictConfig=true from
 // any source) unknown key is reported, all of them, each naming its source:
 // the file and line, the variable or the flag. A value that does not parse
-// keeps its default so that the other checks still run.
+// keeps its default so that the other checks still run. With an error,
+// the Loaded holds only the warnings (no Config).
 func Load(in LoadInput) (*Loaded, error) {
 	c := Default()
 	var errs []error
@@ -91,7 +92,9 @@ func Load(in LoadInput) (*Loaded, error) {
 		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		// The warnings go with the errors: a misspelt key may be why a
+		// value is out of range.
+		return &Loaded{Warnings: l.Warnings}, errors.Join(errs...)
 	}
 	return l, nil
 }
