@@ -47,7 +47,7 @@ func freeAddr(t *testing.T) string {
 
 // runReal runs the command with the real server until the test sends
 // SIGTERM through stop, and returns the server once it has started.
-func runReal(t *testing.T, args ...string) (srv *startedServer, stop func() (int, string)) {
+func runReal(t *testing.T, args ...string) (srv *startedServer, logs *syncBuffer, stop func() (int, string)) {
 	t.Helper()
 	created := make(chan *startedServer, 1)
 	factory := func(cfg *config.Config, log *slog.Logger) (nameServer, error) {
@@ -81,7 +81,7 @@ func runReal(t *testing.T, args ...string) (srv *startedServer, stop func() (int
 	case code := <-done:
 		t.Fatalf("exit %d while starting: %s", code, stderr.String())
 	}
-	return srv, func() (int, string) {
+	return srv, &stderr, func() (int, string) {
 		sigs <- syscall.SIGTERM
 		code := <-done
 		return code, stderr.String()
@@ -125,7 +125,9 @@ func httpGet(t *testing.T, url string) (int, string) {
 func TestPprofOnlyWherePprofAddrSays(t *testing.T) {
 	withHome(t)
 	pprofAddr := freeAddr(t)
-	srv, stop := runReal(t, "--adminListen", "127.0.0.1:0", "--pprof-addr", pprofAddr)
+	srv, logs, stop := runReal(t, "--adminListen", "127.0.0.1:0", "--pprof-addr", pprofAddr)
+	// The profile listener starts after the server.
+	waitFor(t, "the pprof listener", func() bool { return strings.Contains(logs.String(), "pprof listening") })
 	if code, body := httpGet(t, "http://"+pprofAddr+"/debug/pprof/cmdline"); code != 200 || !strings.Contains(body, "test") {
 		t.Fatalf("pprof on --pprof-addr: %d %q", code, body)
 	}
@@ -135,12 +137,12 @@ func TestPprofOnlyWherePprofAddrSays(t *testing.T) {
 	if code, _ := httpGet(t, "http://"+srv.AdminAddr()+"/readyz"); code != 200 {
 		t.Fatalf("readyz: %d", code)
 	}
-	code, logs := stop()
+	code, out := stop()
 	if code != 0 {
-		t.Fatalf("exit %d: %s", code, logs)
+		t.Fatalf("exit %d: %s", code, out)
 	}
-	if !strings.Contains(logs, "pprof listening") || strings.Contains(logs, "pprof served on the admin listener") {
-		t.Fatalf("want the profiles on a listener of their own:\n%s", logs)
+	if !strings.Contains(out, "pprof listening") || strings.Contains(out, "pprof served on the admin listener") {
+		t.Fatalf("want the profiles on a listener of their own:\n%s", out)
 	}
 }
 
@@ -149,7 +151,7 @@ func TestPprofOnlyWherePprofAddrSays(t *testing.T) {
 func TestPprofOnTheAdminListenerWhenItsAddress(t *testing.T) {
 	withHome(t)
 	addr := freeAddr(t)
-	srv, stop := runReal(t, "--adminListen", addr, "--pprof-addr", addr)
+	srv, _, stop := runReal(t, "--adminListen", addr, "--pprof-addr", addr)
 	if srv.AdminAddr() != addr {
 		t.Fatalf("admin listener on %s, want %s", srv.AdminAddr(), addr)
 	}
