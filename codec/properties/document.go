@@ -171,13 +171,22 @@ func (d *Document) Bytes() []byte {
 	if nl == "" {
 		nl = "\n" // the zero Document
 	}
-	if len(out) > 0 && out[len(out)-1] != '\n' && out[len(out)-1] != '\r' {
-		// The last line has no terminator: give it one, and when it ends in
-		// a continuation backslash (dropped at end of input) an empty line
-		// too, which ends the entry before the appended keys.
-		last := out[bytes.LastIndexAny(out, "\r\n")+1:]
-		out = append(out, nl...)
-		if oddTrailingBackslashes(last) {
+	if len(out) > 0 {
+		// The last line gets a terminator if it has none; and when it ends
+		// in a continuation backslash, which reads as continuing into the
+		// end of input whether a terminator follows or not, an empty line
+		// too, which ends the entry before the appended keys (after a
+		// comment ending in a backslash that line is only cosmetic).
+		last := out
+		switch {
+		case bytes.HasSuffix(last, []byte("\r\n")):
+			last = last[:len(last)-2]
+		case last[len(last)-1] == '\n' || last[len(last)-1] == '\r':
+			last = last[:len(last)-1]
+		default:
+			out = append(out, nl...)
+		}
+		if oddTrailingBackslashes(last[bytes.LastIndexAny(last, "\r\n")+1:]) {
 			out = append(out, nl...)
 		}
 	}

@@ -169,6 +169,11 @@ func TestDocumentEdits(t *testing.T) {
 			t.Errorf("%q: %s reads back as %q, want %q", got, key, v, value)
 		}
 	}
+	// A last line ending in a continuation backslash continues into the
+	// end of input, terminator or not: an appended key must not join it.
+	f("a=1\\\n", "b", "2", "a=1\\\n\nb=2\n")
+	f("a=1\\\r\n", "b", "2", "a=1\\\r\n\r\nb=2\r\n")
+	f("a=1\\\\\n", "b", "2", "a=1\\\\\nb=2\n")
 	// Separators and the blanks around them are kept.
 	f("a=1\n", "a", "2", "a=2\n")
 	f("a:1\n", "a", "2", "a:2\n")
