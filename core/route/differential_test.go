@@ -95,6 +95,11 @@ func (m *javaModel) register(r *Registration, now, defTimeout int64) (master, ha
 		}
 		topics[tc.TopicName] = tc
 	}
+	// 7 first: rocketns refuses before anything changes (Java keeps
+	// steps 1-5 of a refused registration).
+	if g := m.groups[r.BrokerName]; len(topics) == 1 && (g == nil || g.addrs[r.BrokerID] == "") {
+		return "", "", ErrFirstSingleTopic
+	}
 	// 1
 	if m.clusters[r.Cluster] == nil {
 		m.clusters[r.Cluster] = map[string]bool{}
