@@ -55,9 +55,17 @@ type Eviction struct {
 	Cluster, BrokerAddr, BrokerName string
 	BrokerID                        int64
 	Reason                          string // "timeout", "conn_closed", "unregistered"
-	// Conn is the connection of the broker's latest registration, for the
-	// server to close on timeout (Java closes the channel); 0 if none.
+	// Conn is the connection of the broker's latest registration; 0 if
+	// none.
 	Conn ConnID
+	// CloseConn asks the server to close Conn: set on a timeout when no
+	// live registration is left on that connection. Java closes an expired
+	// broker's channel, so a broker that is stuck but still connected sees
+	// the close, reconnects and registers again. A connection that still
+	// carries another broker's live registration stays open: Java closes it
+	// all the same, and the close then unregisters one of the brokers
+	// still registered over it.
+	CloseConn bool
 	// MinIDChange is set when this address held its group's smallest id,
 	// the group lives on and has enableActingMaster (Java notifies only
 	// then).
@@ -236,7 +244,15 @@ func (t *Table) ScanExpired() []Eviction {
 		r.li = t.dropLive(li.key)
 		reqs = append(reqs, r)
 	}
-	return t.unregister(reqs, ReasonTimeout)
+	evs := t.unregister(reqs, ReasonTimeout)
+	for i := range evs {
+		// After the whole batch, so that brokers expiring together on one
+		// connection all ask for its close.
+		if c := evs[i].Conn; c != 0 && len(t.conns[c]) == 0 {
+			evs[i].CloseConn = true
+		}
+	}
+	return evs
 }
 
 // ConnClosed unregisters every broker whose latest registration came over

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -62,7 +63,20 @@ type Server struct {
 	closing atomic.Bool
 	stop    chan struct{}
 	tasks   sync.WaitGroup
+
+	// now, when set (WithClock), is the route table's clock instead of
+	// the wall clock.
+	now func() int64
 }
+
+// Option changes how New builds a server.
+type Option func(*Server)
+
+// WithClock makes the route table read the time from now (unix
+// milliseconds) instead of the wall clock: liveness, and so expiry, follow
+// it. For tests that decide when brokers expire; run them with a long
+// scanNotActiveBrokerInterval and scan when the clock has moved.
+func WithClock(now func() int64) Option { return func(s *Server) { s.now = now } }
 
 // hooks let tests observe events that have no other outside effect. All nil
 // in production.
@@ -80,7 +94,7 @@ type hooks struct {
 // New builds a server from cfg and loads the KV store at cfg.KVConfigPath. A
 // corrupt KV file is an error: starting with an empty store would overwrite
 // the operator's data on the first write.
-func New(cfg *config.Config, log *slog.Logger) (*Server, error) {
+func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Server, error) {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -94,6 +108,9 @@ func New(cfg *config.Config, log *slog.Logger) (*Server, error) {
 		kv:       store,
 		stop:     make(chan struct{}),
 		regSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)),
+	}
+	for _, o := range opts {
+		o(s)
 	}
 	if s.metrics, err = newServerMetrics(s.codeTable()); err != nil {
 		return nil, err
@@ -120,7 +137,12 @@ func (s *Server) routeStep(point string) {
 
 // clock is the route table's time source: real time, read at each call, so
 // expiry decisions are exact to the millisecond.
-func (s *Server) clock() int64 { return time.Now().UnixMilli() }
+func (s *Server) clock() int64 {
+	if s.now != nil {
+		return s.now()
+	}
+	return time.Now().UnixMilli()
+}
 
 // Routes exposes the route table (for tests and the process's own status).
 func (s *Server) Routes() *route.Table { return s.routes }
@@ -276,9 +298,22 @@ func (s *Server) every(period time.Duration, fn func()) {
 	}()
 }
 
+// scanExpired evicts the brokers past their timeout and closes the
+// connections the route table names (Eviction.CloseConn): Java closes an
+// expired broker's channel, so a broker that is stuck but connected sees
+// the close and registers again once it reconnects.
 func (s *Server) scanExpired() {
+	var closed []route.ConnID
 	for _, ev := range s.routes.ScanExpired() {
 		s.logEviction(ev)
+		if !ev.CloseConn || slices.Contains(closed, ev.Conn) || s.remote == nil {
+			continue
+		}
+		closed = append(closed, ev.Conn)
+		if s.remote.CloseConn(remoting.ConnID(ev.Conn)) {
+			s.log.Info("closing an expired broker's connection", "cluster", ev.Cluster, "broker", ev.BrokerName,
+				"id", ev.BrokerID, "addr", ev.BrokerAddr, "conn", ev.Conn)
+		}
 	}
 }
 
