@@ -446,6 +446,20 @@ func (m *Java) ConnClosed(conn uint64) {
 		m.ambiguous("connection %d carried the live registrations %v: Java unregisters the first in hash order", conn, keys)
 		keys = keys[:1]
 	}
+	m.connClosed(keys)
+}
+
+// ConnClosedFinding is Java's ConnClosed of conn when its hash order finds
+// first before the connection's other live entries: the one branch of an
+// ambiguous close, for tests that play each.
+func (m *Java) ConnClosedFinding(conn uint64, first AddrKey) {
+	if li := m.Live[first]; li == nil || li.Conn != conn {
+		panic(fmt.Sprintf("%v has no live entry on connection %d", first, conn))
+	}
+	m.connClosed([]AddrKey{first})
+}
+
+func (m *Java) connClosed(keys []AddrKey) {
 	var reqs []unreg
 	for _, k := range keys {
 		if r, ok := m.findBroker(k, m.Live[k]); ok {

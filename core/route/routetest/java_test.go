@@ -232,3 +232,59 @@ func TestOneIDTwoAddressesAgree(t *testing.T) {
 		}
 	}
 }
+
+// The divergence report's last finding: broker b3 id 1 registers from A
+// and from B over the same connection, A last; the connection closes; B
+// registers again with a lower stateVersion over a new one. Which live
+// entry Java's close finds first is hash order:
+//   - B first: B is in no group, so Java unregisters nothing; A's entry
+//     (stateVersion 1) makes B's new registration stale, and Java ends
+//     with A, the older address, which is closed: the report's end state.
+//   - A first: Java unregisters A, the group goes, and B's registration
+//     makes it anew, as in rocketns.
+//
+// rocketns ("Connection close") drops every broker of the connection and
+// ends with B in both cases; it keeps that rule. It is also what a close
+// should do once it removes only the registrations the connection made
+// that no newer one replaced: A's is current, B's live entry is a leftover
+// of a registration A's replaced.
+func TestOneConnectionTwoAddresses(t *testing.T) {
+	play := func(m *Java, firstB bool) string {
+		r := jreg("b3", "A", 1, 7, "T", "U")
+		r.DV.StateVersion = 1
+		mustAccept(t, m, r, 0)
+		r = jreg("b3", "B", 1, 7, "T", "U")
+		r.DV.StateVersion = 1
+		mustAccept(t, m, r, 1)
+		r = jreg("b3", "A", 1, 7, "T", "U")
+		r.DV.StateVersion = 1
+		mustAccept(t, m, r, 2)
+		switch {
+		case m.Dev.ConnClose:
+			m.ConnClosed(7)
+		case firstB:
+			m.ConnClosedFinding(7, AddrKey{"c1", "B"})
+		default:
+			m.ConnClosedFinding(7, AddrKey{"c1", "A"})
+		}
+		r = jreg("b3", "B", 1, 8, "T", "U")
+		if _, ref := m.Register(r, 3); ref != Accepted {
+			t.Fatalf("refusal %d", ref)
+		}
+		return members(m, "b3")
+	}
+	if got := play(NewJava(Deviations{}), true); got != "[{1 A}]" {
+		t.Fatalf("Java, B found first: %s, want the report's [{1 A}]", got)
+	}
+	if got := play(NewJava(Deviations{}), false); got != "[{1 B}]" {
+		t.Fatalf("Java, A found first: %s", got)
+	}
+	if got := play(NewJava(Rocketns()), false); got != "[{1 B}]" {
+		t.Fatalf("rocketns: %s", got)
+	}
+	m := NewJava(Deviations{})
+	play(m, true)
+	if m.Ambiguous != "" {
+		t.Fatal(m.Ambiguous)
+	}
+}
