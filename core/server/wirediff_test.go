@@ -418,9 +418,8 @@ func (g *wdGen) configUpdate() []string {
 
 // wdConn is one client connection of the run.
 type wdConn struct {
-	nc  net.Conn
-	id  uint64 // the model's name for it
-	ops int32
+	nc net.Conn
+	id uint64 // the model's name for it
 }
 
 // wdRun is one sequence against one fresh server and one fresh model.
