@@ -32,6 +32,10 @@ type journal struct {
 	index    []savedIndex
 	mappings []savedMapping
 	topics   []savedTopic
+	// fresh names the brokerTopics sets this writer created: a rollback
+	// drops them whole, so what is added to them needs no record (a first
+	// registration of 100k topics would otherwise record each).
+	fresh map[string]struct{}
 }
 
 type savedGroup struct {
@@ -116,6 +120,7 @@ func (j *journal) reset() {
 	j.index = resetSlice(j.index)
 	j.mappings = resetSlice(j.mappings)
 	j.topics = resetSlice(j.topics)
+	clear(j.fresh)
 }
 
 // The save helpers record what the next change overwrites. Called under mu.
@@ -169,7 +174,20 @@ func (t *Table) saveIndex(name, topic string) {
 	if !t.j.on {
 		return
 	}
-	_, had := t.brokerTopics[name][topic]
+	if _, ok := t.j.fresh[name]; ok {
+		return
+	}
+	set, ok := t.brokerTopics[name]
+	if !ok {
+		// The set is about to be created: record its absence once.
+		t.j.index = append(t.j.index, savedIndex{name: name, whole: true})
+		if t.j.fresh == nil {
+			t.j.fresh = map[string]struct{}{}
+		}
+		t.j.fresh[name] = struct{}{}
+		return
+	}
+	_, had := set[topic]
 	t.j.index = append(t.j.index, savedIndex{name: name, topic: topic, had: had})
 }
 
@@ -186,6 +204,13 @@ func (t *Table) saveMapping(topic string) {
 	}
 	m, ok := t.mappings[topic]
 	t.j.mappings = append(t.j.mappings, savedMapping{topic: topic, m: m, ok: ok})
+}
+
+// growTopics makes room for n topic records at once.
+func (t *Table) growTopics(n int) {
+	if t.j.on {
+		t.j.topics = slices.Grow(t.j.topics, n)
+	}
 }
 
 func (t *Table) saveTopic(key string, old *topicEntry, ok bool) {

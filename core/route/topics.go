@@ -370,6 +370,7 @@ func (t *Table) applyTopics(ups []topicUpdate) {
 	for i := range ups {
 		keys[i] = ups[i].key
 	}
+	t.growTopics(len(keys))
 	t.topics.UpdateMany(keys, func(i int, key string, old *topicEntry, ok bool) (*topicEntry, shard.Action) {
 		t.saveTopic(key, old, ok)
 		if ok && old != ups[i].nv {
