@@ -151,11 +151,13 @@ durability:
 
 # The chaos and soak suite at full size: 300 simulated brokers x 10k topics,
 # expiry, dropped connections, register/unregister races, reconnect storms,
-# with -race (several minutes on two cores). `make test` runs the same suite
-# at a small size; `make test-short` skips it.
+# and the randomized differential suites against the model of the Java
+# rules (in process and over the wire) with many more seeds, with -race
+# (several minutes on two cores). `make test` runs the same suites at a
+# small size; `make test-short` skips them.
 SOAKFLAGS ?= -race
 soak:
-	ROCKETNS_SOAK=1 $(GO) test $(SOAKFLAGS) -count=1 -timeout 30m -run '^TestSoak' -v ./core/route ./core/server
+	ROCKETNS_SOAK=1 $(GO) test $(SOAKFLAGS) -count=1 -timeout 30m -run '^(TestSoak|TestDifferential|TestWireDifferential|TestOneIDTwoAddressesAgree)' -v ./core/route/... ./core/server
 
 # Micro-benchmarks beside the hot path (codec, shard, route, kv).
 bench:

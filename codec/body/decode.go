@@ -239,6 +239,13 @@ func DecodeRegisterBroker(b []byte, compressed bool, version int32) (*RegisterBr
 // carry millions of topics, far more than an uncompressed frame may.
 func DecodeRegisterBrokerMax(b []byte, compressed bool, version int32, maxInflated int) (*RegisterBroker, error) {
 	if len(b) == 0 {
+		// Java's processor registers a bodiless request with a fresh
+		// RegisterBrokerBody, whose filter server list is empty (and so
+		// clears the broker's); brokers older than 3.0.11 go through its
+		// old path, which passes no list at all.
+		if version >= versionV3_0_11 {
+			return &RegisterBroker{FilterServerList: []string{}}, nil
+		}
 		return &RegisterBroker{}, nil
 	}
 	if compressed {
@@ -254,7 +261,10 @@ func DecodeRegisterBrokerMax(b []byte, compressed bool, version int32, maxInflat
 			return nil, fmt.Errorf("decode topic config wrapper: %w", err)
 		}
 	} else {
-		var body registerBrokerJSON
+		// RegisterBrokerBody's list starts empty: a body without the key
+		// clears the broker's filter servers in Java, only an explicit
+		// null leaves them.
+		body := registerBrokerJSON{FilterServerList: []string{}}
 		if err := unmarshalNoCopy(b, &body); err != nil {
 			return nil, fmt.Errorf("decode register broker body: %w", err)
 		}

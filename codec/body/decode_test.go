@@ -369,14 +369,17 @@ func TestDecodeRegisterBrokerSpec(t *testing.T) {
 
 	// Missing fields take Java's TopicConfig defaults; the name comes from the key.
 	f(`{"topicConfigSerializeWrapper":{"topicConfigTable":{"K\u00fc":{},"N":null,"P":{"perm":2,"unknown":[1,{"x":2}]}}}}`, 413,
-		&RegisterBroker{Topics: []TopicConfig{
+		&RegisterBroker{FilterServerList: []string{}, Topics: []TopicConfig{
 			{TopicName: "Kü", ReadQueueNums: 16, WriteQueueNums: 16, Perm: 6, TopicFilterType: "SINGLE_TAG"},
 			{TopicName: "N", ReadQueueNums: 16, WriteQueueNums: 16, Perm: 6, TopicFilterType: "SINGLE_TAG"},
 			{TopicName: "P", ReadQueueNums: 16, WriteQueueNums: 16, Perm: 2, TopicFilterType: "SINGLE_TAG"},
 		}})
 
-	// No wrapper, no list: nothing at all.
-	f(`{}`, 413, &RegisterBroker{})
+	// No wrapper, no list: Java's RegisterBrokerBody keeps its empty list,
+	// which clears the broker's filter servers; an explicit null leaves
+	// them alone.
+	f(`{}`, 413, &RegisterBroker{FilterServerList: []string{}})
+	f(`{"filterServerList":null}`, 413, &RegisterBroker{})
 	f(`{"filterServerList":["10.0.0.1:30000"],"topicConfigSerializeWrapper":null}`, 413, &RegisterBroker{FilterServerList: []string{"10.0.0.1:30000"}})
 
 	// Whitespace anywhere is fine.
@@ -387,14 +390,18 @@ func TestDecodeRegisterBrokerSpec(t *testing.T) {
 }
 
 func TestDecodeRegisterBrokerEmpty(t *testing.T) {
+	// Java registers a bodiless request with an empty filter server list,
+	// except from brokers older than 3.0.11, whose path passes none.
 	for _, compressed := range []bool{false, true} {
 		for _, b := range [][]byte{nil, {}} {
-			rb, err := DecodeRegisterBroker(b, compressed, 409)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(rb, &RegisterBroker{}) {
-				t.Fatalf("empty body: %+v", rb)
+			for version, want := range map[int32]*RegisterBroker{409: {FilterServerList: []string{}}, 36: {}} {
+				rb, err := DecodeRegisterBroker(b, compressed, version)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(rb, want) {
+					t.Fatalf("empty body, version %d: %#v, want %#v", version, rb, want)
+				}
 			}
 		}
 	}

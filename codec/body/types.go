@@ -39,9 +39,10 @@ type TopicConfig struct {
 
 // RegisterBroker is a decoded REGISTER_BROKER body.
 type RegisterBroker struct {
-	// FilterServerList is nil when the body had no list (pre-3.0.11 brokers)
-	// and non-nil, possibly empty, when it had one: the two mean different
-	// things to the filter-server table.
+	// FilterServerList is nil when the registration leaves the broker's
+	// filter servers alone (a pre-3.0.11 broker, or an explicit null) and
+	// non-nil, possibly empty, when it sets them: a body without the key, or
+	// no body, is an empty list, as in Java's RegisterBrokerBody.
 	FilterServerList []string
 	DataVersion      DataVersion
 	// Topics keeps the body's order.

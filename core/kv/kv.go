@@ -170,6 +170,33 @@ func (s *Store) Delete(ns, key string) error {
 	return s.commitLocked(next)
 }
 
+// PutNull is Java's put of a null value (PUT_KV_CONFIG without a value):
+// key leaves namespace ns, which exists afterwards even if it did not, and
+// the store is persisted. The key then reads as not found and the
+// namespace lists without it, as Java's do.
+func (s *Store) PutNull(ns, key string) error {
+	ns, key = validUTF8(ns), validUTF8(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := *s.cur.Load()
+	next := old
+	if _, has := old[ns]; !has || hasKey(old[ns], key) {
+		next = make(table, len(old)+1)
+		for k, m := range old {
+			next[k] = m
+		}
+		m := cloneMap(old[ns])
+		delete(m, key)
+		next[ns] = m
+	}
+	return s.commitLocked(next)
+}
+
+func hasKey(m map[string]string, key string) bool {
+	_, ok := m[key]
+	return ok
+}
+
 // Flush writes the current store to disk.
 func (s *Store) Flush() error {
 	s.mu.Lock()

@@ -329,3 +329,31 @@ func TestOpenRemovesTempFilesACrashLeft(t *testing.T) {
 		t.Fatalf("stale temporary file still there: %v", err)
 	}
 }
+
+// A put without a value is Java's put of null: the key reads as not found,
+// and the namespace exists from then on, empty if it was new, and is
+// persisted so.
+func TestPutNullCreatesTheNamespace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kvConfig.json")
+	s := open(t, path)
+	if err := s.Put("ns", "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutNull("ns", "k"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutNull("fresh", "k"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Get("ns", "k"); ok {
+		t.Fatal("a null put left the key readable")
+	}
+	for _, ns := range []string{"ns", "fresh"} {
+		if m, ok := s.Namespace(ns); !ok || len(m) != 0 {
+			t.Fatalf("namespace %s after a null put: %v, %v", ns, m, ok)
+		}
+	}
+	if got := readFile(t, path); got != `{"configTable":{"fresh":{},"ns":{}}}` {
+		t.Fatalf("file = %s", got)
+	}
+}

@@ -33,6 +33,11 @@ func (g *brokerGroup) addrOf(id int64) (string, bool) {
 	return g.addrs[i].Addr, true
 }
 
+func (g *brokerGroup) has(id int64) bool {
+	_, ok := g.find(id)
+	return ok
+}
+
 func (g *brokerGroup) find(id int64) (int, bool) {
 	return slices.BinarySearchFunc(g.addrs, id, func(a body.BrokerAddr, id int64) int {
 		switch {
@@ -194,6 +199,7 @@ func (t *Table) publishGroups(names []string, clustersDirty bool) []string {
 		}
 	}
 	t.view.Store(next)
+	t.at("view: published")
 	return changed
 }
 

@@ -1,19 +1,13 @@
-// A plain, Java-faithful model of RouteInfoManager (spec 3.3-3.7) and a
-// randomized differential test of Table against it, plus a test of many
-// writers and lock-free readers whose cached bodies must never go stale.
-//
-// The model follows Java except where rocketns deviates on purpose, each
-// documented where the table does it: queues of a gone group are left out
-// of routes, a closed connection drops every broker registered over it,
-// findBroker prefers the group of the latest registration, the
-// unregistration fence, a negative brokerId is refused, and a mapping
-// without bname is filed under the registering group.
+// A randomized differential test of Table against routetest.Java, the
+// model of the Java rules, with every deviation rocketns makes on purpose
+// switched on (each is a README item; routetest names them), plus a test
+// of many writers and lock-free readers whose cached bodies must never go
+// stale.
 
 package route
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -27,472 +21,42 @@ import (
 	"testing"
 
 	"github.com/rocketns/rocketns/codec/body"
+	"github.com/rocketns/rocketns/core/route/routetest"
 )
 
-type jGroup struct {
-	cluster, name, zone string
-	acting              bool
-	addrs               map[int64]string
-}
+// diffModel is the Java model with rocketns's deviations, fed the table's
+// own request types.
+type diffModel struct{ *routetest.Java }
 
-type jLive struct {
-	last, timeout int64
-	dv            body.DataVersion
-	conn          ConnID
-	ha            string
-	name          string
-	id            int64
-}
+func newJavaModel() *diffModel { return &diffModel{routetest.NewJava(routetest.Rocketns())} }
 
-// javaModel is RouteInfoManager's tables as plain maps.
-type javaModel struct {
-	topics        map[string]map[string]body.QueueData
-	mappings      map[string]map[string][]byte // topicQueueMappingInfoTable
-	groups        map[string]*jGroup
-	clusters      map[string]map[string]bool
-	live          map[addrKey]*jLive
-	filters       map[addrKey][]string
-	acting        bool
-	deleteWithReg bool
-	// ambiguous is set when findBroker had several candidate groups: the
-	// table picks one in map order, so the run cannot go on.
-	ambiguous bool
-}
-
-func newJavaModel() *javaModel {
-	return &javaModel{
-		topics:   map[string]map[string]body.QueueData{},
-		mappings: map[string]map[string][]byte{},
-		groups:   map[string]*jGroup{},
-		clusters: map[string]map[string]bool{},
-		live:     map[addrKey]*jLive{},
-		filters:  map[addrKey][]string{},
+func (m *diffModel) register(r *Registration, now int64) (master, ha string, err error) {
+	mr := &routetest.Registration{
+		Cluster: r.Cluster, Addr: r.BrokerAddr, Name: r.BrokerName, HA: r.HAServerAddr, Zone: r.ZoneName,
+		ID: r.BrokerID, Acting: r.EnableActingMaster, Conn: uint64(r.Conn),
 	}
-}
-
-func minID(m map[int64]string) int64 {
-	first := true
-	var mn int64
-	for id := range m {
-		if first || id < mn {
-			mn, first = id, false
-		}
+	if r.HeartbeatTimeoutMillis != 0 {
+		v := r.HeartbeatTimeoutMillis
+		mr.Timeout = &v
 	}
-	return mn
-}
-
-func (m *javaModel) register(r *Registration, now, defTimeout int64) (master, ha string, err error) {
-	if r.BrokerID < 0 {
-		return "", "", ErrNegativeBrokerID
+	if rb := r.Body; rb != nil {
+		mr.Topics, mr.DV, mr.Filters, mr.Mappings = rb.Topics, rb.DataVersion, rb.FilterServerList, rb.MappingInfo
 	}
-	rb := r.Body
-	// Java reads the topic table into a map: the last duplicate wins.
-	topics := map[string]body.TopicConfig{}
-	var order []string
-	for _, tc := range rb.Topics {
-		if _, ok := topics[tc.TopicName]; !ok {
-			order = append(order, tc.TopicName)
-		}
-		topics[tc.TopicName] = tc
-	}
-	// 1
-	if m.clusters[r.Cluster] == nil {
-		m.clusters[r.Cluster] = map[string]bool{}
-	}
-	m.clusters[r.Cluster][r.BrokerName] = true
-	// 2
-	g := m.groups[r.BrokerName]
-	registerFirst := false
-	if g == nil {
-		g = &jGroup{cluster: r.Cluster, name: r.BrokerName, addrs: map[int64]string{}}
-		m.groups[r.BrokerName] = g
-		registerFirst = true
-	}
-	// 3
-	old := r.EnableActingMaster == nil
-	g.acting = !old && *r.EnableActingMaster
-	g.zone = r.ZoneName
-	// 5
-	for id, a := range g.addrs {
-		if a == r.BrokerAddr && id != r.BrokerID {
-			delete(g.addrs, id)
-		}
-	}
-	// 6
-	if oa, ok := g.addrs[r.BrokerID]; ok && oa != "" && oa != r.BrokerAddr {
-		if li := m.live[addrKey{r.Cluster, oa}]; li != nil && li.dv.StateVersion > rb.DataVersion.StateVersion {
-			delete(m.live, addrKey{r.Cluster, r.BrokerAddr})
-			return "", "", nil
-		}
-	}
-	// 7
-	if _, ok := g.addrs[r.BrokerID]; !ok && len(topics) == 1 {
+	res, ref := m.Register(mr, now)
+	switch ref {
+	case routetest.Accepted:
+		return res.MasterAddr, res.HAServerAddr, nil
+	case routetest.RegisterFailed:
 		return "", "", ErrFirstSingleTopic
+	case routetest.RefusedNegativeID:
+		return "", "", ErrNegativeBrokerID
+	case routetest.RefusedEmptyAddr:
+		return "", "", ErrEmptyBrokerAddr
 	}
-	// 8
-	oa := g.addrs[r.BrokerID]
-	g.addrs[r.BrokerID] = r.BrokerAddr
-	if oa == "" {
-		registerFirst = true
-	}
-	// 9
-	isMaster := r.BrokerID == 0
-	isPrime := !old && !isMaster && r.BrokerID == minID(g.addrs)
-	key := addrKey{r.Cluster, r.BrokerAddr}
-	if isMaster || isPrime {
-		// 10b
-		if m.deleteWithReg && len(rb.MappingInfo) == 0 {
-			for topic, qs := range m.topics {
-				if _, ok := qs[g.name]; ok {
-					if _, in := topics[topic]; !in {
-						delete(qs, g.name)
-						if len(qs) == 0 {
-							delete(m.topics, topic)
-						}
-					}
-				}
-			}
-		}
-		// 10c
-		prev := m.live[key]
-		dvChanged := prev == nil || prev.dv != rb.DataVersion
-		for _, name := range order {
-			tc := topics[name]
-			qs := m.topics[name]
-			_, has := qs[g.name]
-			if registerFirst || dvChanged || !has {
-				perm := tc.Perm
-				if isPrime && g.acting {
-					perm &^= PermWrite
-				}
-				if qs == nil {
-					qs = map[string]body.QueueData{}
-					m.topics[name] = qs
-				}
-				qs[g.name] = body.QueueData{BrokerName: g.name, ReadQueueNums: tc.ReadQueueNums, WriteQueueNums: tc.WriteQueueNums, Perm: perm, TopicSysFlag: tc.TopicSysFlag}
-			}
-		}
-		// 10d
-		if registerFirst || dvChanged {
-			for topic, info := range rb.MappingInfo {
-				var v struct {
-					Bname string `json:"bname"`
-				}
-				bname := g.name
-				if json.Unmarshal(info, &v) == nil && v.Bname != "" {
-					bname = v.Bname
-				}
-				if m.mappings[topic] == nil {
-					m.mappings[topic] = map[string][]byte{}
-				}
-				m.mappings[topic][bname] = info
-			}
-		}
-	}
-	// 11
-	to := r.HeartbeatTimeoutMillis
-	if to <= 0 {
-		to = defTimeout
-	}
-	m.live[key] = &jLive{last: now, timeout: to, dv: rb.DataVersion, conn: r.Conn, ha: r.HAServerAddr, name: g.name, id: r.BrokerID}
-	// 12
-	if rb.FilterServerList != nil {
-		if len(rb.FilterServerList) == 0 {
-			delete(m.filters, key)
-		} else {
-			m.filters[key] = slices.Clone(rb.FilterServerList)
-		}
-	}
-	// 13
-	if r.BrokerID != 0 {
-		if ma, ok := g.addrs[0]; ok {
-			if ml := m.live[addrKey{r.Cluster, ma}]; ml != nil {
-				master, ha = ma, ml.ha
-			}
-		}
-	}
-	return master, ha, nil
+	return "", "", fmt.Errorf("model refusal %d", ref)
 }
 
-type jUnreg struct {
-	cluster, addr, name string
-	id                  int64
-	// newer is the live entry of a newer registration of the address
-	// (rocketns's fence): it, the filter servers and its own id stay.
-	newer *jLive
-}
-
-func (m *javaModel) unregisterBatch(reqs []jUnreg) {
-	removed := map[string]bool{}
-	reduced := map[string]bool{}
-	for _, r := range reqs {
-		key := addrKey{r.cluster, r.addr}
-		if r.newer == nil {
-			delete(m.live, key)
-			delete(m.filters, key)
-		}
-		removeName, touched := false, false
-		if g := m.groups[r.name]; g != nil {
-			for id, a := range g.addrs {
-				if a == r.addr && (r.newer == nil || r.newer.name != r.name || r.newer.id != id) {
-					delete(g.addrs, id)
-					touched = true
-				}
-			}
-			if len(g.addrs) == 0 {
-				delete(m.groups, r.name)
-				removeName = true
-			}
-		}
-		if removeName {
-			if set := m.clusters[r.cluster]; set != nil {
-				delete(set, r.name)
-				if len(set) == 0 {
-					delete(m.clusters, r.cluster)
-				}
-			}
-			removed[r.name] = true
-		} else if r.newer == nil || touched {
-			reduced[r.name] = true
-		}
-	}
-	for n := range removed {
-		delete(reduced, n)
-	}
-	for topic, qs := range m.topics {
-		for n := range removed {
-			delete(qs, n)
-		}
-		if len(qs) == 0 {
-			delete(m.topics, topic)
-			continue
-		}
-		for n := range reduced {
-			q, ok := qs[n]
-			if !ok {
-				continue
-			}
-			g := m.groups[n]
-			if g == nil || !g.acting {
-				continue
-			}
-			if len(g.addrs) == 0 || minID(g.addrs) > 0 {
-				q.Perm &^= PermWrite
-				qs[n] = q
-			}
-		}
-	}
-}
-
-func (m *javaModel) findBroker(key addrKey, li *jLive) jUnreg {
-	r := jUnreg{cluster: key.cluster, addr: key.addr, id: -1}
-	if g := m.groups[li.name]; g != nil && g.cluster == key.cluster {
-		for id, a := range g.addrs {
-			if a == key.addr {
-				r.name, r.id = g.name, id
-				return r
-			}
-		}
-	}
-	var cands []string
-	for _, g := range m.groups {
-		if g.cluster != key.cluster {
-			continue
-		}
-		for _, a := range g.addrs {
-			if a == key.addr {
-				cands = append(cands, g.name)
-				break
-			}
-		}
-	}
-	if len(cands) > 1 {
-		m.ambiguous = true
-	}
-	if len(cands) > 0 {
-		g := m.groups[cands[0]]
-		for id, a := range g.addrs {
-			if a == key.addr {
-				r.name, r.id = g.name, id
-			}
-		}
-	}
-	return r
-}
-
-func (m *javaModel) unregister(cluster, addr, name string, id int64) (fenced bool) {
-	r := jUnreg{cluster: cluster, addr: addr, name: name, id: id}
-	if li := m.live[addrKey{cluster, addr}]; li != nil && (li.name != name || li.id != id) {
-		r.newer = li
-	}
-	m.unregisterBatch([]jUnreg{r})
-	return r.newer != nil
-}
-
-func (m *javaModel) scan(now int64) {
-	var reqs []jUnreg
-	for k, li := range m.live {
-		if li.last+li.timeout < now {
-			reqs = append(reqs, m.findBroker(k, li))
-		}
-	}
-	for _, r := range reqs {
-		delete(m.live, addrKey{r.cluster, r.addr})
-	}
-	m.unregisterBatch(reqs)
-}
-
-func (m *javaModel) connClosed(c ConnID) {
-	var reqs []jUnreg
-	for k, li := range m.live {
-		if li.conn == c && c != 0 {
-			reqs = append(reqs, m.findBroker(k, li))
-		}
-	}
-	m.unregisterBatch(reqs)
-}
-
-func (m *javaModel) touch(cluster, addr string, now int64) {
-	if li := m.live[addrKey{cluster, addr}]; li != nil {
-		li.last = now
-	}
-}
-
-func (m *javaModel) setPerm(name string, f func(int32) int32) int {
-	n := 0
-	for _, qs := range m.topics {
-		if q, ok := qs[name]; ok {
-			q.Perm = f(q.Perm)
-			qs[name] = q
-			n++
-		}
-	}
-	return n
-}
-
-func (m *javaModel) deleteTopic(topic, cluster string) {
-	qs := m.topics[topic]
-	if qs == nil {
-		return
-	}
-	if cluster == "" {
-		delete(m.topics, topic)
-		return
-	}
-	for n := range m.clusters[cluster] {
-		delete(qs, n)
-	}
-	if len(qs) == 0 {
-		delete(m.topics, topic)
-	}
-}
-
-func (m *javaModel) registerTopic(topic string, queues []body.QueueData) {
-	if len(queues) == 0 {
-		return
-	}
-	qs := m.topics[topic]
-	if qs == nil {
-		for _, q := range queues {
-			if m.groups[q.BrokerName] == nil {
-				return
-			}
-		}
-		qs = map[string]body.QueueData{}
-		m.topics[topic] = qs
-	}
-	for _, q := range queues {
-		if m.groups[q.BrokerName] == nil {
-			return
-		}
-		qs[q.BrokerName] = q
-	}
-}
-
-func (m *javaModel) groupData(g *jGroup) body.BrokerData {
-	bd := body.BrokerData{Cluster: g.cluster, BrokerName: g.name, ZoneName: g.zone, EnableActingMaster: g.acting}
-	for id, a := range g.addrs {
-		bd.Addrs = append(bd.Addrs, body.BrokerAddr{ID: id, Addr: a})
-	}
-	slices.SortFunc(bd.Addrs, body.ByBrokerID)
-	return bd
-}
-
-func (m *javaModel) route(topic string) (*body.TopicRoute, bool) {
-	qs := m.topics[topic]
-	if qs == nil {
-		return nil, false
-	}
-	r := &body.TopicRoute{FilterServerTable: map[string][]string{}}
-	names := make([]string, 0, len(qs))
-	for n := range qs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		g := m.groups[n]
-		if g == nil {
-			continue
-		}
-		r.QueueDatas = append(r.QueueDatas, qs[n])
-		r.BrokerDatas = append(r.BrokerDatas, m.groupData(g))
-		for _, a := range g.addrs {
-			if fs := m.filters[addrKey{g.cluster, a}]; len(fs) > 0 {
-				r.FilterServerTable[a] = fs
-			}
-		}
-	}
-	if len(r.QueueDatas) == 0 {
-		return nil, false
-	}
-	if len(m.mappings[topic]) > 0 {
-		r.MappingByBroker = m.mappings[topic]
-	}
-	if m.acting && !strings.HasPrefix(topic, syncBrokerMemberPrefix) {
-		need := false
-		for _, bd := range r.BrokerDatas {
-			if len(bd.Addrs) > 0 && bd.Addrs[0].ID != 0 {
-				need = true
-			}
-		}
-		if need {
-			for i := range r.BrokerDatas {
-				bd := &r.BrokerDatas[i]
-				if len(bd.Addrs) == 0 || bd.Addrs[0].ID == 0 || !bd.EnableActingMaster {
-					continue
-				}
-				if r.QueueDatas[i].Perm&PermWrite == 0 {
-					bd.Addrs[0].ID = 0
-				}
-			}
-		}
-	}
-	return r, true
-}
-
-func (m *javaModel) clusterInfo() []byte {
-	ci := &body.ClusterInfo{Clusters: map[string][]string{}}
-	names := make([]string, 0, len(m.groups))
-	for n := range m.groups {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		ci.Brokers = append(ci.Brokers, m.groupData(m.groups[n]))
-	}
-	for c, set := range m.clusters {
-		var l []string
-		for n := range set {
-			l = append(l, n)
-		}
-		sort.Strings(l)
-		ci.Clusters[c] = l
-	}
-	if ci.Brokers == nil {
-		ci.Brokers = []body.BrokerData{}
-	}
-	return body.AppendClusterInfo(nil, ci)
-}
+func (m *diffModel) clusterInfo() []byte { return body.AppendClusterInfo(nil, m.ClusterInfo()) }
 
 // A small world, so that random operations collide: three groups over two
 // clusters, addresses mostly per group and sometimes shared, five topics.
@@ -577,7 +141,7 @@ type diffHarness struct {
 	t    *testing.T
 	rng  *rand.Rand
 	tb   *Table
-	m    *javaModel
+	m    *diffModel
 	clk  *clock
 	log  []string
 	seed uint64
@@ -592,7 +156,7 @@ func (h *diffHarness) step() {
 			r.Cluster, r.BrokerName, r.BrokerID, r.BrokerAddr, r.Conn, fmtBoolp(r.EnableActingMaster), r.ZoneName,
 			r.HeartbeatTimeoutMillis, r.Body.DataVersion, r.Body.FilterServerList, r.Body.Topics, r.Body.MappingInfo))
 		res, err := tb.Register(r)
-		mm, mha, merr := m.register(r, h.clk.ms, DefaultBrokerTimeout)
+		mm, mha, merr := m.register(r, h.clk.ms)
 		if (err != nil) != (merr != nil) || res.MasterAddr != mm || res.HAServerAddr != mha {
 			h.fail("register result: got %+v %v, model %q %q %v", res, err, mm, mha, merr)
 		}
@@ -603,19 +167,30 @@ func (h *diffHarness) step() {
 		id := int64(rng.IntN(3))
 		h.log = append(h.log, fmt.Sprintf("Unregister %s %s %s %d", c, a, g, id))
 		_, f := tb.Unregister(c, a, g, id)
-		if mf := m.unregister(c, a, g, id); f != mf {
+		if mf := m.Unregister(c, a, g, id); f != mf {
 			h.fail("fenced %v model %v", f, mf)
 		}
 	case op < 63:
 		h.clk.ms += int64([]int{3000, 8000, 11000, 60000, 121000}[rng.IntN(5)])
 		h.log = append(h.log, fmt.Sprintf("clock=%d ScanExpired", h.clk.ms))
-		tb.ScanExpired()
-		m.scan(h.clk.ms)
+		var closeConns []uint64
+		for _, ev := range tb.ScanExpired() {
+			if ev.CloseConn && !slices.Contains(closeConns, uint64(ev.Conn)) {
+				closeConns = append(closeConns, uint64(ev.Conn))
+			}
+		}
+		slices.Sort(closeConns)
+		if mc := m.Scan(h.clk.ms); fmt.Sprint(mc) != fmt.Sprint(closeConns) {
+			h.fail("connections to close after the scan: %v, model %v", closeConns, mc)
+		}
+		for _, c := range closeConns {
+			tb.ConnClosed(ConnID(c))
+		}
 	case op < 68:
 		c := ConnID(rng.IntN(4))
 		h.log = append(h.log, fmt.Sprintf("ConnClosed %d", c))
 		tb.ConnClosed(c)
-		m.connClosed(c)
+		m.ConnClosed(uint64(c))
 	case op < 74:
 		c := diffClusters[rng.IntN(2)]
 		g := diffGroups[rng.IntN(3)]
@@ -626,17 +201,17 @@ func (h *diffHarness) step() {
 		} else {
 			tb.QueryDataVersion(c, a, nil)
 		}
-		m.touch(c, a, h.clk.ms)
+		m.Touch(c, a, h.clk.ms)
 	case op < 79:
 		g := diffGroups[rng.IntN(3)]
 		if rng.IntN(2) == 0 {
 			h.log = append(h.log, "Wipe "+g)
-			if n, mn := tb.WipeWritePerm(g), m.setPerm(g, func(p int32) int32 { return p &^ PermWrite }); n != mn {
+			if n, mn := tb.WipeWritePerm(g), m.SetPerm(g, true); n != mn {
 				h.fail("wipe count %d model %d", n, mn)
 			}
 		} else {
 			h.log = append(h.log, "Add "+g)
-			if n, mn := tb.AddWritePerm(g), m.setPerm(g, func(int32) int32 { return PermRead | PermWrite }); n != mn {
+			if n, mn := tb.AddWritePerm(g), m.SetPerm(g, false); n != mn {
 				h.fail("add count %d model %d", n, mn)
 			}
 		}
@@ -645,7 +220,7 @@ func (h *diffHarness) step() {
 		c := []string{"", "c1", "c2"}[rng.IntN(3)]
 		h.log = append(h.log, fmt.Sprintf("DeleteTopic %s %q", tp, c))
 		tb.DeleteTopic(tp, c)
-		m.deleteTopic(tp, c)
+		m.DeleteTopic(tp, c)
 	case op < 88:
 		tp := diffTopics[rng.IntN(len(diffTopics))]
 		var qs []body.QueueData
@@ -654,17 +229,17 @@ func (h *diffHarness) step() {
 		}
 		h.log = append(h.log, fmt.Sprintf("RegisterTopic %s %v", tp, qs))
 		tb.RegisterTopic(tp, qs)
-		m.registerTopic(tp, qs)
+		m.RegisterTopic(tp, qs)
 	case op < 91:
 		on := rng.IntN(2) == 0
 		h.log = append(h.log, fmt.Sprintf("SetActing %v", on))
 		tb.SetSupportActingMaster(on)
-		m.acting = on
+		m.ActingMaster = on
 	case op < 93:
 		on := rng.IntN(2) == 0
 		h.log = append(h.log, fmt.Sprintf("SetDeleteWithReg %v", on))
 		tb.SetDeleteTopicWithBrokerRegistration(on)
-		m.deleteWithReg = on
+		m.DeleteWithReg = on
 	default:
 		h.log = append(h.log, "reads only")
 	}
@@ -701,7 +276,7 @@ func (h *diffHarness) fail(format string, args ...any) {
 func (h *diffHarness) check() {
 	tb, m := h.tb, h.m
 	for _, tp := range diffTopics {
-		mr, mok := m.route(tp)
+		mr, mok := m.Route(tp)
 		for _, d := range []body.Dialect{body.Standard, body.Legacy} {
 			got := "none"
 			if b, ok := tb.RouteBody(tp, d); ok {
@@ -739,7 +314,7 @@ func (h *diffHarness) check() {
 		h.fail("cluster info:\n got   %s\n model %s", got, want)
 	}
 	var all []string
-	for tp := range m.topics {
+	for tp := range m.Topics {
 		all = append(all, tp)
 	}
 	sort.Strings(all)
@@ -748,9 +323,9 @@ func (h *diffHarness) check() {
 	}
 	for _, c := range []string{"c1", "c2", "zz"} {
 		want := []string{}
-		for tp, qs := range m.topics {
+		for tp, qs := range m.Topics {
 			for n := range qs {
-				if m.clusters[c][n] {
+				if m.Clusters[c][n] {
 					want = append(want, tp)
 					break
 				}
@@ -763,7 +338,7 @@ func (h *diffHarness) check() {
 	}
 	for _, kind := range []UnitKind{UnitTopics, HasUnitSubTopics, HasUnitSubUnunitTopics} {
 		want := []string{}
-		for tp, qs := range m.topics {
+		for tp, qs := range m.Topics {
 			names := make([]string, 0, len(qs))
 			for n := range qs {
 				names = append(names, n)
@@ -790,18 +365,18 @@ func (h *diffHarness) check() {
 	}
 	for _, g := range diffGroups {
 		var want []body.BrokerAddr
-		if mg := m.groups[g]; mg != nil {
-			want = m.groupData(mg).Addrs
+		if mg := m.Groups[g]; mg != nil {
+			want = mg.BrokerData().Addrs
 		}
 		if got := tb.BrokerMemberGroup(g); fmt.Sprint(got) != fmt.Sprint(want) {
 			h.fail("member group %s: %v model %v", g, got, want)
 		}
 	}
 	na := 0
-	for _, g := range m.groups {
-		na += len(g.addrs)
+	for _, g := range m.Groups {
+		na += len(g.Addrs)
 	}
-	want := Stats{Clusters: len(m.clusters), BrokerGroups: len(m.groups), BrokerAddrs: na, Topics: len(m.topics), Live: len(m.live)}
+	want := Stats{Clusters: len(m.Clusters), BrokerGroups: len(m.Groups), BrokerAddrs: na, Topics: len(m.Topics), Live: len(m.Live)}
 	if st := tb.Stats(); st != want {
 		h.fail("stats %+v model %+v", st, want)
 	}
@@ -809,16 +384,24 @@ func (h *diffHarness) check() {
 	// The rest reads the writers' state.
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
-	if !maps.EqualFunc(tb.live, m.live, func(li *liveInfo, ml *jLive) bool {
-		return li.lastUpdate == ml.last && li.timeout == ml.timeout && li.conn == ml.conn && li.dv == ml.dv
+	live := map[routetest.AddrKey]*liveInfo{}
+	for k, li := range tb.live {
+		live[routetest.AddrKey{Cluster: k.cluster, Addr: k.addr}] = li
+	}
+	if !maps.EqualFunc(live, m.Live, func(li *liveInfo, ml *routetest.Live) bool {
+		return li.lastUpdate == ml.Last && li.timeout == ml.Timeout && uint64(li.conn) == ml.Conn && li.dv == ml.DV
 	}) {
-		h.fail("live:\n got   %v\n model %v", tb.live, m.live)
+		h.fail("live:\n got   %v\n model %v", tb.live, m.Live)
 	}
-	if !maps.EqualFunc(tb.filters, m.filters, slices.Equal) {
-		h.fail("filters:\n got   %v\n model %v", tb.filters, m.filters)
+	filters := map[routetest.AddrKey][]string{}
+	for k, fs := range tb.filters {
+		filters[routetest.AddrKey{Cluster: k.cluster, Addr: k.addr}] = fs
 	}
-	if !maps.EqualFunc(tb.mappings, m.mappings, mappingsEqual) {
-		h.fail("mappings:\n got   %q\n model %q", tb.mappings, m.mappings)
+	if !maps.EqualFunc(filters, m.Filters, slices.Equal) {
+		h.fail("filters:\n got   %v\n model %v", tb.filters, m.Filters)
+	}
+	if !maps.EqualFunc(tb.mappings, m.Mappings, mappingsEqual) {
+		h.fail("mappings:\n got   %q\n model %q", tb.mappings, m.Mappings)
 	}
 	// The brokerName -> topics index is the queue data, inverted; queue
 	// data includes the queues of gone groups that routes leave out.
@@ -832,7 +415,7 @@ func (h *diffHarness) check() {
 			}
 			idx[q.BrokerName][k] = struct{}{}
 		}
-		mq := m.topics[k]
+		mq := m.Topics[k]
 		if len(mq) != len(e.queues) {
 			h.fail("topic %s: queues %v model %v", k, e.queues, mq)
 		}
@@ -846,8 +429,8 @@ func (h *diffHarness) check() {
 		}
 		return true
 	})
-	if n != len(m.topics) {
-		h.fail("%d topics, model %d", n, len(m.topics))
+	if n != len(m.Topics) {
+		h.fail("%d topics, model %d", n, len(m.Topics))
 	}
 	if !maps.EqualFunc(idx, tb.brokerTopics, maps.Equal) {
 		h.fail("index:\n table %v\n index %v", idx, tb.brokerTopics)
@@ -915,7 +498,7 @@ func TestDifferentialJavaModel(t *testing.T) {
 		h := &diffHarness{t: t, rng: rand.New(rand.NewPCG(seed, 99)), tb: tb, m: newJavaModel(), clk: clk, seed: seed}
 		for range steps {
 			h.step()
-			if h.m.ambiguous {
+			if h.m.Ambiguous != "" {
 				break
 			}
 			h.check()

@@ -55,9 +55,17 @@ type Eviction struct {
 	Cluster, BrokerAddr, BrokerName string
 	BrokerID                        int64
 	Reason                          string // "timeout", "conn_closed", "unregistered"
-	// Conn is the connection of the broker's latest registration, for the
-	// server to close on timeout (Java closes the channel); 0 if none.
+	// Conn is the connection of the broker's latest registration; 0 if
+	// none.
 	Conn ConnID
+	// CloseConn asks the server to close Conn: set on a timeout when no
+	// live registration is left on that connection. Java closes an expired
+	// broker's channel, so a broker that is stuck but still connected sees
+	// the close, reconnects and registers again. A connection that still
+	// carries another broker's live registration stays open: Java closes it
+	// all the same, and the close then unregisters one of the brokers
+	// still registered over it.
+	CloseConn bool
 	// MinIDChange is set when this address held its group's smallest id,
 	// the group lives on and has enableActingMaster (Java notifies only
 	// then).
@@ -74,6 +82,7 @@ const (
 // setLive stores li as the live entry of key, replacing any earlier one.
 // Called under mu.
 func (t *Table) setLive(key addrKey, li *liveInfo) {
+	t.saveLive(key)
 	li.key = key
 	if old := t.live[key]; old != nil {
 		if old.conn != li.conn {
@@ -83,11 +92,13 @@ func (t *Table) setLive(key addrKey, li *liveInfo) {
 		li.idx = old.idx
 		*old = *li
 		heap.Fix(&t.expiry, old.idx)
+		t.at("live: replaced")
 		return
 	}
 	t.live[key] = li
 	heap.Push(&t.expiry, li)
 	t.connAdd(li.conn, key)
+	t.at("live: added")
 }
 
 // dropLive removes key's live entry, if any, and returns it. Called under mu.
@@ -96,9 +107,11 @@ func (t *Table) dropLive(key addrKey) *liveInfo {
 	if li == nil {
 		return nil
 	}
+	t.saveLive(key)
 	delete(t.live, key)
 	heap.Remove(&t.expiry, li.idx)
 	t.connDel(li.conn, key)
+	t.at("live: dropped")
 	return li
 }
 
@@ -128,8 +141,10 @@ func (t *Table) connDel(c ConnID, key addrKey) {
 func (t *Table) touch(key addrKey, now int64) *liveInfo {
 	li := t.live[key]
 	if li != nil {
+		t.saveLive(key)
 		li.lastUpdate = now
 		heap.Fix(&t.expiry, li.idx)
+		t.at("live: touched")
 	}
 	return li
 }
@@ -142,6 +157,8 @@ func (t *Table) QueryDataVersion(cluster, addr string, dv *body.DataVersion) (ch
 	now := t.now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.begin()
+	defer t.settle()
 	li := t.touch(addrKey{cluster, addr}, now)
 	if li == nil {
 		return true, body.DataVersion{}, false
@@ -155,6 +172,8 @@ func (t *Table) Heartbeat(cluster, addr string) bool {
 	now := t.now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.begin()
+	defer t.settle()
 	return t.touch(addrKey{cluster, addr}, now) != nil
 }
 
@@ -199,6 +218,8 @@ type unregReq struct {
 func (t *Table) Unregister(cluster, addr, name string, id int64) (evs []Eviction, fenced bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.begin()
+	defer t.settle()
 	r := unregReq{cluster: cluster, addr: addr, name: name, id: id}
 	if li := t.live[addrKey{cluster, addr}]; li != nil && (li.name != name || li.id != id) {
 		r.newer = li
@@ -212,6 +233,8 @@ func (t *Table) ScanExpired() []Eviction {
 	now := t.now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.begin()
+	defer t.settle()
 	var reqs []unregReq
 	for len(t.expiry) > 0 && t.expiry[0].deadline() < now {
 		li := t.expiry[0]
@@ -221,7 +244,15 @@ func (t *Table) ScanExpired() []Eviction {
 		r.li = t.dropLive(li.key)
 		reqs = append(reqs, r)
 	}
-	return t.unregister(reqs, ReasonTimeout)
+	evs := t.unregister(reqs, ReasonTimeout)
+	for i := range evs {
+		// After the whole batch, so that brokers expiring together on one
+		// connection all ask for its close.
+		if c := evs[i].Conn; c != 0 && len(t.conns[c]) == 0 {
+			evs[i].CloseConn = true
+		}
+	}
+	return evs
 }
 
 // ConnClosed unregisters every broker whose latest registration came over
@@ -234,6 +265,8 @@ func (t *Table) ConnClosed(conn ConnID) []Eviction {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.begin()
+	defer t.settle()
 	set := t.conns[conn]
 	if len(set) == 0 {
 		return nil
@@ -297,12 +330,15 @@ func (t *Table) unregister(reqs []unregReq, reason string) []Eviction {
 			}
 			if _, ok := t.filters[key]; ok {
 				names = append(names, t.groupsWithAddr(r.cluster, r.addr)...)
+				t.saveFilter(key)
 				delete(t.filters, key)
 			}
 		}
+		t.at("unregister: live")
 		touched := false
 		wasMin := false
 		if g := t.groups[r.name]; g != nil {
+			t.saveGroup(g.name)
 			wasMin = len(g.addrs) > 0 && r.id == g.addrs[0].ID
 			if r.newer != nil && r.newer.name == g.name {
 				touched = g.removeAddrExcept(r.addr, r.newer.id)
@@ -315,6 +351,7 @@ func (t *Table) unregister(reqs []unregReq, reason string) []Eviction {
 				delete(reduced, g.name)
 				removed[g.name] = true
 				if set := t.clusters[r.cluster]; set != nil {
+					t.saveCluster(r.cluster)
 					delete(set, g.name)
 					if len(set) == 0 {
 						delete(t.clusters, r.cluster)
@@ -327,6 +364,7 @@ func (t *Table) unregister(reqs []unregReq, reason string) []Eviction {
 				reduced[g.name] = true
 			}
 		}
+		t.at("unregister: group")
 		if li == nil && !touched {
 			continue
 		}
@@ -356,6 +394,7 @@ func (t *Table) unregister(reqs []unregReq, reason string) []Eviction {
 			evs[i].MinIDChange = minIDChange(g.name, slices.Clone(g.addrs), evs[i].BrokerAddr, "")
 		}
 	}
+	t.at("unregister: batch")
 	changed := t.publishGroups(names, clustersDirty)
 	isChanged := func(n string) bool {
 		for _, c := range changed {
@@ -373,7 +412,9 @@ func (t *Table) unregister(reqs []unregReq, reason string) []Eviction {
 		seen[name] = true
 		if removed[name] {
 			t.rewriteBrokerQueues(name, false, func(body.QueueData) (body.QueueData, bool) { return body.QueueData{}, false })
+			t.saveIndexSet(name)
 			delete(t.brokerTopics, name)
+			t.at("unregister: group queues dropped")
 			continue
 		}
 		g := t.groups[name]

@@ -44,14 +44,19 @@ type RegisterResult struct {
 	MinIDChange *MinBrokerIDChange
 }
 
-// Register applies a REGISTER_BROKER. It fails only with ErrFirstSingleTopic
-// or ErrNegativeBrokerID (wrapped with the broker's identity).
+// Register applies a REGISTER_BROKER. It fails only with
+// ErrNegativeBrokerID, ErrEmptyBrokerAddr or ErrFirstSingleTopic (wrapped
+// with the broker's identity), and a registration it refuses changes
+// nothing.
 func (t *Table) Register(r *Registration) (RegisterResult, error) {
 	var res RegisterResult
 	if r.BrokerID < 0 {
 		// Without the broker's strings: the server answers with this
 		// text, and they are only an echo of the request.
 		return res, fmt.Errorf("register with brokerId %d: %w", r.BrokerID, ErrNegativeBrokerID)
+	}
+	if r.BrokerAddr == "" {
+		return res, fmt.Errorf("register with brokerId %d: %w", r.BrokerID, ErrEmptyBrokerAddr)
 	}
 	rb := r.Body
 	if rb == nil {
@@ -63,21 +68,37 @@ func (t *Table) Register(r *Registration) (RegisterResult, error) {
 
 	cluster, name, addr := r.Cluster, r.BrokerName, r.BrokerAddr
 
+	// 7 first, as a refusal: a one-topic registration of an id the group
+	// does not have. Steps 1-6 cannot make the id appear (5 removes other
+	// ids, 6 fires only when the id is there), so the outcome is the same,
+	// but Java refuses after steps 1-5, which leave the cluster entry and an
+	// empty group behind; here a refusal changes nothing. Java counts its
+	// map's keys, so duplicates of one topic are one topic.
+	if g := t.groups[name]; (g == nil || !g.has(r.BrokerID)) && singleTopic(rb.Topics) {
+		return res, fmt.Errorf("register %s/%s id %d at %s: %w", cluster, name, r.BrokerID, addr, ErrFirstSingleTopic)
+	}
+	t.begin()
+	defer t.settle()
+
 	// 1. clusterAddrTable.
 	clustersDirty := false
 	set := t.clusters[cluster]
 	if set == nil {
+		t.saveCluster(cluster)
 		cluster = strings.Clone(cluster)
 		set = map[string]struct{}{}
 		t.clusters[cluster] = set
 	}
 	if _, ok := set[name]; !ok {
+		t.saveCluster(cluster)
 		set[strings.Clone(name)] = struct{}{}
 		clustersDirty = true
 		res.BrokerChanged = true
 	}
+	t.at("register: cluster")
 
 	// 2. brokerAddrTable; an existing group keeps its cluster.
+	t.saveGroup(name)
 	g := t.groups[name]
 	registerFirst := false
 	if g == nil {
@@ -87,6 +108,7 @@ func (t *Table) Register(r *Registration) (RegisterResult, error) {
 		res.BrokerChanged = true
 	}
 	name = g.name
+	t.at("register: group")
 
 	// 3. Old-version detection, acting master flag, zone (overwritten every
 	// time, may become empty).
@@ -108,8 +130,10 @@ func (t *Table) Register(r *Registration) (RegisterResult, error) {
 	if g.removeAddrExcept(addr, r.BrokerID) {
 		res.BrokerChanged = true
 	}
+	t.at("register: same address")
 
-	// 6. A stale registration for an id now held by a newer, live address.
+	// 6. A stale registration for an id now held by a newer, live address:
+	// SUCCESS without master info, steps 1-5 kept, as in Java.
 	if old, ok := g.addrOf(r.BrokerID); ok && old != addr {
 		if li := t.live[addrKey{cluster, old}]; li != nil && li.dv.StateVersion > rb.DataVersion.StateVersion {
 			t.dropLive(addrKey{cluster, addr})
@@ -118,21 +142,15 @@ func (t *Table) Register(r *Registration) (RegisterResult, error) {
 		}
 	}
 
-	// 7. The one-topic guard. Java counts its map's keys, so duplicates of
-	// one topic are one topic.
-	if _, ok := g.addrOf(r.BrokerID); !ok && singleTopic(rb.Topics) {
-		t.afterGroupChange(name, clustersDirty, nil)
-		return RegisterResult{}, fmt.Errorf("register %s/%s id %d at %s: %w", cluster, name, r.BrokerID, addr, ErrFirstSingleTopic)
-	}
-
 	// 8.
-	if prev, _ := g.addrOf(r.BrokerID); prev != addr {
-		if prev == "" {
+	if prev, ok := g.addrOf(r.BrokerID); !ok || prev != addr {
+		if !ok {
 			registerFirst = true
 		}
 		g.put(r.BrokerID, strings.Clone(addr))
 		res.BrokerChanged = true
 	}
+	t.at("register: id")
 	key := addrKey{cluster, addr}
 	if li := t.live[key]; li != nil {
 		key = li.key // the owned strings
@@ -148,6 +166,7 @@ func (t *Table) Register(r *Registration) (RegisterResult, error) {
 	// 12 before 10: filter servers feed the group view, which must be
 	// published before the topic entries that use it.
 	filterNames := t.setFilters(key, rb.FilterServerList)
+	t.at("register: filter servers")
 
 	var ups []topicUpdate
 	var added []string
@@ -157,10 +176,12 @@ func (t *Table) Register(r *Registration) (RegisterResult, error) {
 		ups, added = t.registerTopics(g, rb, registerFirst, dvChanged, isPrimeSlave && g.actingMaster)
 		res.TopicsChanged = len(ups)
 	}
+	t.at("register: topics computed")
 	t.afterGroupChange(name, clustersDirty, filterNames, ups...)
 	for _, topic := range added {
 		t.indexAdd(name, topic)
 	}
+	t.at("register: topics applied")
 
 	// 11. Liveness, always replaced so the latest connection counts. Java
 	// stores any heartbeatTimeoutMillis it is sent, so 0 or less expires
@@ -182,6 +203,7 @@ func (t *Table) Register(r *Registration) (RegisterResult, error) {
 		name:       name,
 		id:         r.BrokerID,
 	})
+	t.at("register: live")
 
 	// 13. A slave learns its master.
 	if r.BrokerID != 0 {
@@ -385,6 +407,7 @@ func (t *Table) registerTopics(g *brokerGroup, rb *body.RegisterBroker, register
 			} else {
 				key = topic
 			}
+			t.saveMapping(key)
 			t.mappings[key] = m
 		}
 	}
@@ -401,11 +424,13 @@ func (t *Table) setFilters(key addrKey, list []string) []string {
 		if _, ok := t.filters[key]; !ok {
 			return nil
 		}
+		t.saveFilter(key)
 		delete(t.filters, key)
 	default:
 		if slices.Equal(t.filters[key], list) {
 			return nil
 		}
+		t.saveFilter(key)
 		// The strings are the body's own (Registration); the slice is
 		// copied so the table's entry does not share the body's.
 		t.filters[key] = slices.Clone(list)

@@ -145,7 +145,7 @@ func TestExpiry(t *testing.T) {
 		}
 		c.ms++
 		evs := tb.ScanExpired()
-		want := []Eviction{{Cluster: "c", BrokerAddr: "x:1", BrokerName: "a", BrokerID: 0, Reason: ReasonTimeout, Conn: 9}}
+		want := []Eviction{{Cluster: "c", BrokerAddr: "x:1", BrokerName: "a", BrokerID: 0, Reason: ReasonTimeout, Conn: 9, CloseConn: true}}
 		if fmt.Sprint(evs) != fmt.Sprint(want) {
 			t.Fatalf("timeout %d: evictions %+v, want %+v", timeout, evs, want)
 		}
@@ -160,6 +160,45 @@ func TestExpiry(t *testing.T) {
 	f(0, DefaultBrokerTimeout)
 	f(10000, 10000)
 	f(-5, DefaultBrokerTimeout)
+}
+
+// An expired broker's connection is to be closed, as Java closes its
+// channel, so a broker that is stuck but connected sees the close and
+// reconnects to register again; unless another broker's live registration
+// came over the same connection, which closing would drop as well.
+func TestExpiryClosesTheConnection(t *testing.T) {
+	tb, c := newTable(Options{})
+	at := func(r *Registration, conn ConnID, timeout int64) *Registration {
+		r.Conn, r.HeartbeatTimeoutMillis = conn, timeout
+		return r
+	}
+	mustRegister(t, tb, at(reg("a", "a:1", 0, 1, tc("T", 4, 6), tc("U", 4, 6)), 1, 1000))  // expires alone
+	mustRegister(t, tb, at(reg("b", "b:1", 0, 1, tc("T", 4, 6), tc("U", 4, 6)), 2, 1000))  // expires, shares 2 with c
+	mustRegister(t, tb, at(reg("c", "c:1", 0, 1, tc("T", 4, 6), tc("U", 4, 6)), 2, 60000)) // stays
+	mustRegister(t, tb, at(reg("d", "d:1", 0, 1, tc("T", 4, 6), tc("U", 4, 6)), 3, 1000))  // both of 3 expire
+	mustRegister(t, tb, at(reg("e", "e:1", 0, 1, tc("T", 4, 6), tc("U", 4, 6)), 3, 1000))
+	mustRegister(t, tb, at(reg("f", "f:1", 0, 1, tc("T", 4, 6), tc("U", 4, 6)), 0, 1000)) // no connection
+	c.ms += 1001
+	got := map[string]bool{}
+	for _, ev := range tb.ScanExpired() {
+		got[ev.BrokerName] = ev.CloseConn
+		if ev.CloseConn && ev.Conn == 0 {
+			t.Fatalf("%s: close asked for no connection", ev.BrokerName)
+		}
+	}
+	want := map[string]bool{"a": true, "b": false, "d": true, "e": true, "f": false}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("evictions and their CloseConn %v, want %v", got, want)
+	}
+	// Closing and unregistering are separate: neither a connection close
+	// nor an unregistration asks for a close.
+	mustRegister(t, tb, at(reg("x", "x:1", 0, 1, tc("T", 4, 6), tc("U", 4, 6)), 4, 0))
+	unreg, _ := tb.Unregister("c", "x:1", "x", 0)
+	for _, ev := range append(tb.ConnClosed(2), unreg...) {
+		if ev.CloseConn {
+			t.Fatalf("%+v asks for a close", ev)
+		}
+	}
 }
 
 func TestExpiryDefaultFromOptions(t *testing.T) {

@@ -51,6 +51,11 @@ var ErrFirstSingleTopic = errors.New("single-topic registration before the broke
 // group.
 var ErrNegativeBrokerID = errors.New("brokerId must not be negative (0 is the master, slaves count from 1)")
 
+// ErrEmptyBrokerAddr rejects a registration without a broker address. Java
+// stores it (an id mapped to "", which no client can connect to, and which
+// an unregistration by address can never name apart from other empty ones).
+var ErrEmptyBrokerAddr = errors.New("brokerAddr must not be empty")
+
 // Options are the NameServer settings the route rules depend on. The two
 // booleans are only initial values: an UPDATE_NAMESRV_CONFIG may change them
 // at run time through SetSupportActingMaster and
@@ -64,12 +69,18 @@ type Options struct {
 	// DeleteTopicWithBrokerRegistration drops a broker's queue data for
 	// topics missing from its registration.
 	DeleteTopicWithBrokerRegistration bool
+	// Hook, when set, is called with the name of each point between the
+	// steps of a writer, under the writers' lock. Production leaves it nil;
+	// tests panic from it to prove that a writer failing part-way leaves
+	// every table as it was.
+	Hook func(point string)
 }
 
 // Table is the NameServer's route state. Create it with New.
 type Table struct {
 	opts   Options
 	now    func() int64
+	hook   func(point string)
 	topics *shard.Table[*topicEntry]
 	view   atomic.Pointer[brokerView]
 
@@ -89,6 +100,8 @@ type Table struct {
 	brokerTopics map[string]map[string]struct{} // brokerName -> topics holding its queue data
 	conns        map[ConnID]map[addrKey]struct{}
 	expiry       expiryHeap
+	// j records what the running writer changes (journal.go).
+	j journal
 
 	// mappings is Java's topicQueueMappingInfoTable: topic -> bname ->
 	// TopicQueueMappingInfo, for static topics only. Like Java's it is
@@ -108,6 +121,7 @@ func New(opts Options, now func() int64) *Table {
 	t := &Table{
 		opts:         opts,
 		now:          now,
+		hook:         opts.Hook,
 		topics:       shard.New[*topicEntry](opts.Shards),
 		groups:       map[string]*brokerGroup{},
 		clusters:     map[string]map[string]struct{}{},
@@ -121,6 +135,13 @@ func New(opts Options, now func() int64) *Table {
 	t.actingMaster.Store(opts.SupportActingMaster)
 	t.deleteWithReg.Store(opts.DeleteTopicWithBrokerRegistration)
 	return t
+}
+
+// at marks a point between two steps of a writer (Options.Hook).
+func (t *Table) at(point string) {
+	if t.hook != nil {
+		t.hook(point)
+	}
 }
 
 // SetSupportActingMaster switches the acting-master route rewrite. Routes

@@ -370,7 +370,9 @@ func (t *Table) applyTopics(ups []topicUpdate) {
 	for i := range ups {
 		keys[i] = ups[i].key
 	}
-	t.topics.UpdateMany(keys, func(i int, _ string, old *topicEntry, ok bool) (*topicEntry, shard.Action) {
+	t.growTopics(len(keys))
+	t.topics.UpdateMany(keys, func(i int, key string, old *topicEntry, ok bool) (*topicEntry, shard.Action) {
+		t.saveTopic(key, old, ok)
 		if ok && old != ups[i].nv {
 			t.cacheDropped(old)
 		}
@@ -379,10 +381,12 @@ func (t *Table) applyTopics(ups []topicUpdate) {
 		}
 		return ups[i].nv, shard.Store
 	})
+	t.at("topics: applied")
 }
 
 // indexAdd and indexDel maintain brokerTopics. Called under mu.
 func (t *Table) indexAdd(brokerName, topic string) {
+	t.saveIndex(brokerName, topic)
 	set := t.brokerTopics[brokerName]
 	if set == nil {
 		set = map[string]struct{}{}
@@ -392,6 +396,7 @@ func (t *Table) indexAdd(brokerName, topic string) {
 }
 
 func (t *Table) indexDel(brokerName, topic string) {
+	t.saveIndex(brokerName, topic)
 	if set := t.brokerTopics[brokerName]; set != nil {
 		delete(set, topic)
 		if len(set) == 0 {
@@ -445,6 +450,7 @@ func (t *Table) rewriteBrokerQueues(brokerName string, refreshAll bool, fn func(
 	for _, topic := range dropped {
 		t.indexDel(brokerName, topic)
 	}
+	t.at("queues: rewritten")
 	return n
 }
 
@@ -475,6 +481,8 @@ func (t *Table) AddWritePerm(brokerName string) int {
 func (t *Table) setPerm(brokerName string, perm func(int32) int32) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.begin()
+	defer t.settle()
 	count := 0
 	t.rewriteBrokerQueues(brokerName, false, func(q body.QueueData) (body.QueueData, bool) {
 		count++ // every topic holding a queue of the broker, changed or not
@@ -492,6 +500,8 @@ func (t *Table) setPerm(brokerName string, perm func(int32) int32) int {
 func (t *Table) DeleteTopic(topic, cluster string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.begin()
+	defer t.settle()
 	e, ok := t.topics.Load(topic)
 	if !ok {
 		return
@@ -519,6 +529,7 @@ func (t *Table) DeleteTopic(topic, cluster string) {
 			t.indexDel(q.BrokerName, e.topic)
 		}
 	}
+	t.at("delete topic: index")
 	t.applyTopics([]topicUpdate{{e.topic, ne}})
 }
 
@@ -532,6 +543,8 @@ func (t *Table) RegisterTopic(topic string, queues []body.QueueData) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.begin()
+	defer t.settle()
 	e, exists := t.topics.Load(topic)
 	if !exists {
 		for _, q := range queues {
@@ -552,6 +565,7 @@ func (t *Table) RegisterTopic(topic string, queues []body.QueueData) {
 		q.BrokerName = t.groups[q.BrokerName].name
 		ne = ne.withQueue(q)
 		t.indexAdd(q.BrokerName, ne.topic)
+		t.at("register topic: queue")
 	}
 	if ne != e {
 		t.applyTopics([]topicUpdate{{ne.topic, ne}})

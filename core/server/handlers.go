@@ -291,9 +291,10 @@ func (s *Server) handlePutKV(c *remoting.Conn, req, resp *codec.Command) error {
 	}
 	value, ok := req.ExtValue("value")
 	if !ok {
-		// Java stores a null, which drops the key from the file and makes
-		// GET answer not-found: the same as a delete.
-		err = s.kv.Delete(strings.Clone(ns), strings.Clone(key))
+		// Java stores a null: GET answers not found, the file and the
+		// namespace's list leave the key out, and the namespace exists
+		// even if it did not (219 and registration replies show it empty).
+		err = s.kv.PutNull(strings.Clone(ns), strings.Clone(key))
 	} else {
 		err = s.kv.Put(strings.Clone(ns), strings.Clone(key), strings.Clone(value))
 	}

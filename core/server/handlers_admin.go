@@ -6,7 +6,6 @@ package server
 
 import (
 	"strconv"
-	"strings"
 
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/codec/body"
@@ -85,16 +84,16 @@ func (s *Server) unitTopicHandler(kind route.UnitKind) remoting.Handler {
 }
 
 // handleDeleteTopic is DELETE_TOPIC_IN_NAMESRV: the topic's queues on one
-// cluster's broker groups when clusterName is not blank, all of it otherwise.
+// cluster's broker groups when clusterName is not empty, all of it
+// otherwise. A clusterName of spaces names a cluster, as in Java (which
+// tests isEmpty): one that does not exist, so nothing is deleted. Taking it
+// for "everywhere" would turn a typo into the deletion of the whole topic.
 func (s *Server) handleDeleteTopic(c *remoting.Conn, req, resp *codec.Command) error {
 	topic, err := requireString(req, "topic")
 	if err != nil {
 		return err
 	}
 	cluster, _ := req.ExtValue("clusterName")
-	if strings.TrimSpace(cluster) == "" {
-		cluster = ""
-	}
 	s.routes.DeleteTopic(topic, cluster)
 	s.log.Info("topic deleted", "topic", topic, "cluster", cluster, "peer", c.Peer())
 	return nil

@@ -15,9 +15,11 @@ import (
 // refuse is the error that answers with code and remark.
 func refuse(code int32, remark string) error { return remoting.Refuse(code, remark) }
 
-// Java does not enforce required header fields (spec 1.5): a missing one ends
-// in a NullPointerException and SYSTEM_ERROR. We answer the same code with a
-// remark that says what is missing.
+// Java does not enforce required header fields (spec 1.5): a missing one is
+// null and the handler carries on with it, answering as if it were the
+// string "null", storing it, or failing with a NullPointerException
+// (SYSTEM_ERROR). We answer SYSTEM_ERROR with a remark that says what is
+// missing (README, "Missing header fields").
 func missing(field string) error {
 	return refuse(codec.SystemError, "the request header lacks the field "+field)
 }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -62,7 +63,20 @@ type Server struct {
 	closing atomic.Bool
 	stop    chan struct{}
 	tasks   sync.WaitGroup
+
+	// now, when set (WithClock), is the route table's clock instead of
+	// the wall clock.
+	now func() int64
 }
+
+// Option changes how New builds a server.
+type Option func(*Server)
+
+// WithClock makes the route table read the time from now (unix
+// milliseconds) instead of the wall clock: liveness, and so expiry, follow
+// it. For tests that decide when brokers expire; run them with a long
+// scanNotActiveBrokerInterval and scan when the clock has moved.
+func WithClock(now func() int64) Option { return func(s *Server) { s.now = now } }
 
 // hooks let tests observe events that have no other outside effect. All nil
 // in production.
@@ -72,12 +86,15 @@ type hooks struct {
 	// shutdownBegun runs in Shutdown once the server counts as shutting
 	// down, before anything is stopped.
 	shutdownBegun func()
+	// routeStep runs at each point between the steps of a route-table
+	// write (route.Options.Hook); tests panic from it.
+	routeStep func(point string)
 }
 
 // New builds a server from cfg and loads the KV store at cfg.KVConfigPath. A
 // corrupt KV file is an error: starting with an empty store would overwrite
 // the operator's data on the first write.
-func New(cfg *config.Config, log *slog.Logger) (*Server, error) {
+func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Server, error) {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -92,6 +109,9 @@ func New(cfg *config.Config, log *slog.Logger) (*Server, error) {
 		stop:     make(chan struct{}),
 		regSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)),
 	}
+	for _, o := range opts {
+		o(s)
+	}
 	if s.metrics, err = newServerMetrics(s.codeTable()); err != nil {
 		return nil, err
 	}
@@ -101,14 +121,28 @@ func New(cfg *config.Config, log *slog.Logger) (*Server, error) {
 	s.routes = route.New(route.Options{
 		SupportActingMaster:               cfg.SupportActingMaster,
 		DeleteTopicWithBrokerRegistration: cfg.DeleteTopicWithBrokerRegistration,
+		Hook:                              s.routeStep,
 	}, s.clock)
 	s.adminHTTP = s.newAdminHTTP()
 	return s, nil
 }
 
+// routeStep passes the route table's step points to a test's hook; the
+// hooks are set after New, so the table cannot be handed the hook itself.
+func (s *Server) routeStep(point string) {
+	if h := s.hooks.routeStep; h != nil {
+		h(point)
+	}
+}
+
 // clock is the route table's time source: real time, read at each call, so
 // expiry decisions are exact to the millisecond.
-func (s *Server) clock() int64 { return time.Now().UnixMilli() }
+func (s *Server) clock() int64 {
+	if s.now != nil {
+		return s.now()
+	}
+	return time.Now().UnixMilli()
+}
 
 // Routes exposes the route table (for tests and the process's own status).
 func (s *Server) Routes() *route.Table { return s.routes }
@@ -264,9 +298,22 @@ func (s *Server) every(period time.Duration, fn func()) {
 	}()
 }
 
+// scanExpired evicts the brokers past their timeout and closes the
+// connections the route table names (Eviction.CloseConn): Java closes an
+// expired broker's channel, so a broker that is stuck but connected sees
+// the close and registers again once it reconnects.
 func (s *Server) scanExpired() {
+	var closed []route.ConnID
 	for _, ev := range s.routes.ScanExpired() {
 		s.logEviction(ev)
+		if !ev.CloseConn || slices.Contains(closed, ev.Conn) || s.remote == nil {
+			continue
+		}
+		closed = append(closed, ev.Conn)
+		if s.remote.CloseConn(remoting.ConnID(ev.Conn)) {
+			s.log.Info("closing an expired broker's connection", "cluster", ev.Cluster, "broker", ev.BrokerName,
+				"id", ev.BrokerID, "addr", ev.BrokerAddr, "conn", ev.Conn)
+		}
 	}
 }
 

@@ -1,7 +1,8 @@
-// Package routetest is a test helper shared by the chaos suites of core/route
-// (the table on a fake clock) and core/server (the same cluster over the
-// wire): the simulated cluster layout and a plain model of what the route
-// table must hold, so both suites demand the very same bytes.
+// Package routetest holds the models the route table's tests compare it
+// with: the simulated cluster of the chaos suites (Layout, Model), and Java,
+// the route rules of the Java 5.3.3 NameServer with a switch for each place
+// rocketns differs on purpose, which the randomized differential suites of
+// core/route (in process) and core/server (over the wire) run against.
 //
 // It does not import core/route: core/route's own tests import it.
 package routetest

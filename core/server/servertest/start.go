@@ -16,9 +16,10 @@ import (
 
 // Start runs a NameServer on 127.0.0.1 with an ephemeral port, its KV file
 // and persisted configuration in the test's temporary directory, logging
-// nowhere; edit, when not nil, changes the configuration first. The
-// server is shut down when the test ends, and a failed shutdown fails it.
-func Start(t testing.TB, edit func(*config.Config)) *server.Server {
+// nowhere; edit, when not nil, changes the configuration first, and opts
+// are passed to server.New (server.WithClock, say). The server is shut
+// down when the test ends, and a failed shutdown fails it.
+func Start(t testing.TB, edit func(*config.Config), opts ...server.Option) *server.Server {
 	t.Helper()
 	cfg := config.Default()
 	cfg.ListenPort = 0
@@ -28,7 +29,7 @@ func Start(t testing.TB, edit func(*config.Config)) *server.Server {
 	if edit != nil {
 		edit(cfg)
 	}
-	s, err := server.New(cfg, slog.New(slog.DiscardHandler))
+	s, err := server.New(cfg, slog.New(slog.DiscardHandler), opts...)
 	if err != nil {
 		t.Fatalf("server.New: %v", err)
 	}
