@@ -63,6 +63,11 @@
 // oneway 1008 to the live members' recorded addresses, if
 // notifyBrokerRoleChanged: in parallel, over one pooled connection per
 // address that stays open, a newer notice replacing a queued older one.
+// An election whose commit timed out or lost the leadership may still
+// have committed, with no notice sent: the leader announces such a master
+// once its state is known to hold every committed entry (after the next
+// barrier, and on becoming the ready leader, for elections applied in the
+// last 30 s), which brokers ignore when they knew already.
 //
 // # Locks
 //

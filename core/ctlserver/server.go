@@ -55,6 +55,16 @@ type Server struct {
 
 	notify *notifier
 
+	// applied is each set's latest election applied here (announceMu);
+	// announced the highest masterEpoch announced per set (writer only);
+	// reconcileDue and kick ask the writer to announce what was applied
+	// but not announced (announce.go).
+	announceMu   sync.Mutex
+	applied      map[string]appliedElection
+	announced    map[string]int32
+	reconcileDue atomic.Bool
+	kick         chan struct{}
+
 	// leaderStop ends the inactive-master scan of the current ready
 	// leadership (nil while not the ready leader).
 	leaderMu   sync.Mutex
@@ -78,16 +88,20 @@ func New(cfg Config) (*Server, error) {
 	}
 	m := cfg.Membership
 	s := &Server{
-		cfg:      cfg,
-		log:      cfg.Logger.With("controller", m.SelfID),
-		peers:    peersText(m),
-		live:     controller.NewLiveness(),
-		electing: map[string]bool{},
-		started:  make(chan struct{}),
-		stop:     make(chan struct{}),
-		noState:  controller.NewState(),
+		cfg:       cfg,
+		log:       cfg.Logger.With("controller", m.SelfID),
+		peers:     peersText(m),
+		live:      controller.NewLiveness(),
+		electing:  map[string]bool{},
+		started:   make(chan struct{}),
+		stop:      make(chan struct{}),
+		noState:   controller.NewState(),
+		applied:   map[string]appliedElection{},
+		announced: map[string]int32{},
+		kick:      make(chan struct{}, 1),
 	}
 	s.fsm = NewFSM(s.log)
+	s.fsm.elected = s.elected
 	s.store = cfg.Settings
 	if s.store == nil {
 		s.store = NewMemoryConfig(&s.cfg, nil)
@@ -291,6 +305,7 @@ func (s *Server) onLeadership(ready bool) {
 	s.leaderStop = stop
 	s.wg.Add(1)
 	go s.runInactiveMasterScan(stop)
+	s.kickReconcile()
 	s.log.Info("controller: leader, serving leader requests")
 }
 
