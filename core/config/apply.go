@@ -50,6 +50,9 @@ func (c *Config) Apply(props []properties.Property) (warnings []string, err erro
 	for _, p := range props {
 		k, ok := LookupKey(p.Key)
 		if !ok {
+			if err := checkControllerValue(p); err != nil {
+				errs = append(errs, err) // controller.go: kept in Extra, checked here
+			}
 			continue
 		}
 		if _, err := parseValue(k, p); err != nil {
@@ -77,7 +80,11 @@ func (c *Config) Apply(props []properties.Property) (warnings []string, err erro
 		if p.Line > 0 {
 			where = fmt.Sprintf(" (line %d)", p.Line)
 		}
-		if IsJavaOnlyKey(p.Key) {
+		if w, ok := controllerWarning(p, where); ok {
+			if w != "" {
+				warnings = append(warnings, w)
+			}
+		} else if IsJavaOnlyKey(p.Key) {
 			warnings = append(warnings, fmt.Sprintf("config: %s%s is a Java setting rocketns does not use; kept as is", p.Key, where))
 		} else {
 			warnings = append(warnings, fmt.Sprintf("config: unknown key %q%s; kept as is", p.Key, where))
