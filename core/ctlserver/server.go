@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rocketns/rocketns/core/controller"
+	"github.com/rocketns/rocketns/core/metrics"
 	"github.com/rocketns/rocketns/core/raftnode"
 	"github.com/rocketns/rocketns/core/raftnode/membership"
 	"github.com/rocketns/rocketns/core/remoting"
@@ -71,6 +72,9 @@ type Server struct {
 	leaderStop chan struct{}
 
 	counts counters
+	// requests and listener are the remoting port's counters (metrics.go).
+	requests *metrics.Requests
+	listener *metrics.Listener
 
 	closing atomic.Bool
 	stop    chan struct{}
@@ -100,6 +104,15 @@ func New(cfg Config) (*Server, error) {
 		announced: map[string]int32{},
 		kick:      make(chan struct{}, 1),
 	}
+	var codes []int32
+	for _, r := range s.routes() {
+		codes = append(codes, r.Code)
+	}
+	var err error
+	if s.requests, err = requestMetrics(codes); err != nil {
+		return nil, err
+	}
+	s.listener = metrics.NewListener(MetricsPrefix)
 	s.fsm = NewFSM(s.log)
 	s.fsm.elected = s.elected
 	s.store = cfg.Settings
@@ -134,7 +147,8 @@ func (s *Server) Start() (err error) {
 		MaxConnections: s.cfg.MaxConnections,
 		TLS:            s.cfg.TLS,
 		ConnClosed:     s.connClosed,
-		Observe:        s.cfg.Observe,
+		Observe:        s.observe,
+		Events:         s.listener.Events(),
 	}
 	if s.cfg.IdleTimeout > 0 {
 		opts.IdleTimeout = s.cfg.IdleTimeout
