@@ -463,8 +463,12 @@ func (c *Config) AppendControllerText(dst []byte) []byte {
 		k, _ := LookupKey(name)
 		props = append(props, properties.Property{Key: name, Value: k.Value(c)})
 	}
-	props = append(props, c.controllerProperties()...)
-	seen := make(map[string]bool, len(props))
+	for _, p := range c.controllerProperties() {
+		if p.Key != KeyEnableControllerInNamesrv { // the NameServer's
+			props = append(props, p)
+		}
+	}
+	seen := map[string]bool{KeyEnableControllerInNamesrv: true}
 	for _, p := range props {
 		seen[p.Key] = true
 	}
