@@ -159,7 +159,8 @@ func (b *Broker) Notices() []Notice {
 }
 
 // WaitNotice waits for a received 1008 (earlier ones included) that match
-// accepts.
+// accepts. match runs under the broker's lock: it must not call the
+// broker's methods.
 func (b *Broker) WaitNotice(ctx context.Context, match func(Notice) bool) (Notice, error) {
 	for {
 		b.mu.Lock()
