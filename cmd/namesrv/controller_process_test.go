@@ -47,7 +47,7 @@ type proc struct {
 }
 
 // startProc runs bin and waits for a stdout line starting with banner.
-func startProc(t *testing.T, bin, logPath, banner string, args ...string) *proc {
+func startProc(t testing.TB, bin, logPath, banner string, args ...string) *proc {
 	t.Helper()
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -93,7 +93,7 @@ func startProc(t *testing.T, bin, logPath, banner string, args ...string) *proc 
 }
 
 // signal sends sig and waits until the process is gone.
-func (p *proc) signal(t *testing.T, sig os.Signal) {
+func (p *proc) signal(t testing.TB, sig os.Signal) {
 	if err := p.cmd.Process.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		t.Errorf("signal %v: %v", sig, err)
 	}
@@ -112,7 +112,7 @@ func tail(path string) string {
 	return string(b)
 }
 
-func freeAddrs(t *testing.T, n int) []string {
+func freeAddrs(t testing.TB, n int) []string {
 	t.Helper()
 	var out []string
 	var lns []net.Listener
@@ -149,7 +149,7 @@ func metadata(addr string) *client.ControllerMetadata {
 
 // leaderOf waits until one of addrs names a leader that answers a leader
 // request, and returns its address.
-func leaderOf(t *testing.T, addrs []string) string {
+func leaderOf(t testing.TB, addrs []string) string {
 	t.Helper()
 	var leader string
 	if !waitUntil(time.Now().Add(startTimeout), func() bool {
@@ -301,31 +301,7 @@ func TestControllerProcesses(t *testing.T) {
 		t.Skip("builds and kills the real binary; skipped with -short")
 	}
 	bin := buildBinary(t)
-	dir := t.TempDir()
-	addrs := freeAddrs(t, 3)
-	var peers []string
-	for i, a := range addrs {
-		peers = append(peers, fmt.Sprintf("n%d-%s", i, a))
-	}
-	confs := make([]string, 3)
-	for i := range addrs {
-		confs[i] = filepath.Join(dir, fmt.Sprintf("controller-n%d.conf", i))
-		text := fmt.Sprintf("controllerDLegerGroup=group1\ncontrollerDLegerPeers=%s\ncontrollerDLegerSelfId=n%d\n"+
-			"controllerStorePath=%s\nconfigStorePath=%s\nbindAddress=127.0.0.1\nenableElectUncleanMaster=false\nnotifyBrokerRoleChanged=true\n%s",
-			strings.Join(peers, ";"), i, filepath.Join(dir, fmt.Sprintf("store-n%d", i)),
-			filepath.Join(dir, fmt.Sprintf("n%d.properties", i)), ctlTimings)
-		if err := os.WriteFile(confs[i], []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	nodes := make([]*proc, 3)
-	start := func(i int) {
-		nodes[i] = startProc(t, bin, filepath.Join(dir, fmt.Sprintf("n%d.log", i)), "The Controller Server boot success",
-			"controller", "-c", confs[i])
-	}
-	for i := range nodes {
-		start(i)
-	}
+	addrs, nodes, start := startGroup(t, bin, "enableElectUncleanMaster=false\nnotifyBrokerRoleChanged=true\n"+ctlTimings)
 	leader := leaderOf(t, addrs)
 
 	// Start-up: the first broker becomes master, the second its slave.
@@ -457,5 +433,102 @@ func TestEmbeddedControllerProcess(t *testing.T) {
 	}
 	if !strings.Contains(tail(p.logPath), "controller stopped") {
 		t.Errorf("the controller did not stop cleanly:\n%s", tail(p.logPath))
+	}
+}
+
+// startGroup writes the configs of a 3-node group (extra appended to each)
+// and starts its processes; start(i) starts node i again.
+func startGroup(tb testing.TB, bin, extra string) (addrs []string, nodes []*proc, start func(int)) {
+	dir := tb.TempDir()
+	addrs = freeAddrs(tb, 3)
+	var peers []string
+	for i, a := range addrs {
+		peers = append(peers, fmt.Sprintf("n%d-%s", i, a))
+	}
+	confs := make([]string, 3)
+	for i := range addrs {
+		confs[i] = filepath.Join(dir, fmt.Sprintf("controller-n%d.conf", i))
+		text := fmt.Sprintf("controllerDLegerGroup=group1\ncontrollerDLegerPeers=%s\ncontrollerDLegerSelfId=n%d\n"+
+			"controllerStorePath=%s\nconfigStorePath=%s\nbindAddress=127.0.0.1\n%s",
+			strings.Join(peers, ";"), i, filepath.Join(dir, fmt.Sprintf("store-n%d", i)),
+			filepath.Join(dir, fmt.Sprintf("n%d.properties", i)), extra)
+		if err := os.WriteFile(confs[i], []byte(text), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	nodes = make([]*proc, 3)
+	start = func(i int) {
+		nodes[i] = startProc(tb, bin, filepath.Join(dir, fmt.Sprintf("n%d.log", i)), "The Controller Server boot success",
+			"controller", "-c", confs[i])
+	}
+	for i := range nodes {
+		start(i)
+	}
+	return addrs, nodes, start
+}
+
+// BenchmarkControllerLeaderKill measures controller leader failover with
+// real processes: from the SIGKILL of the leader's process to the first
+// broker write (a 1013 creating a new set) answered SUCCESS by the new
+// leader, which a client finds by asking the survivors (1005) and retrying
+// at once. raft=default is raftnode's timings (500 ms heartbeat and
+// election timeouts), raft=tight 300 ms. A Java broker re-asks for the
+// leader only every 10 s (syncControllerMetadataPeriod), which adds up to
+// that much on its side.
+func BenchmarkControllerLeaderKill(b *testing.B) {
+	bin := buildBinary(b)
+	for _, tc := range []struct{ name, extra string }{{"default", ""}, {"tight", ctlTimings}} {
+		b.Run("raft="+tc.name, func(b *testing.B) {
+			addrs, nodes, start := startGroup(b, bin, tc.extra)
+			write := func(set string, among []string) {
+				for {
+					for _, a := range among {
+						m := metadata(a)
+						if m == nil || !slices.Contains(among, m.LeaderAddr) {
+							continue
+						}
+						ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+						c, err := client.Dial(ctx, m.LeaderAddr)
+						if err == nil {
+							req := &codec.Command{Code: codec.ControllerApplyBrokerID, Version: codec.ServerVersion}
+							for _, kv := range [][2]string{{"clusterName", "C"}, {"brokerName", set}, {"appliedBrokerId", "1"},
+								{"registerCheckCode", "127.0.0.1:1;1"}} {
+								req.SetExt(kv[0], kv[1])
+							}
+							resp, err := c.Invoke(ctx, req)
+							c.Close()
+							if err == nil && resp.Code == 0 {
+								cancel()
+								return
+							}
+						}
+						cancel()
+					}
+					time.Sleep(time.Millisecond)
+				}
+			}
+			var lat []time.Duration
+			b.ResetTimer()
+			for i := range b.N {
+				b.StopTimer()
+				leader := leaderOf(b, addrs)
+				write(fmt.Sprintf("warm-%d", i), addrs)
+				li := slices.Index(addrs, leader)
+				rest := slices.Delete(slices.Clone(addrs), li, li+1)
+				b.StartTimer()
+				t0 := time.Now()
+				nodes[li].signal(b, syscall.SIGKILL)
+				write(fmt.Sprintf("lf-%d", i), rest)
+				lat = append(lat, time.Since(t0))
+				b.StopTimer()
+				start(li)
+				b.StartTimer()
+			}
+			b.StopTimer()
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Milliseconds()), "p50-ms")
+			b.ReportMetric(float64(lat[(len(lat)*99)/100].Milliseconds()), "p99-ms")
+			b.ReportMetric(float64(lat[len(lat)-1].Milliseconds()), "max-ms")
+		})
 	}
 }

@@ -122,10 +122,12 @@ type Broker struct {
 	// registration now (a role change); dataVersion counts them.
 	reregister  chan struct{}
 	dataVersion int64
-	noticed     chan struct{} // closed and replaced on each notice
-	ln          *remoting.Server
-	stop        chan struct{}
-	wg          sync.WaitGroup
+	// lastHeartbeat is when heartbeatAll last finished.
+	lastHeartbeat time.Time
+	noticed       chan struct{} // closed and replaced on each notice
+	ln            *remoting.Server
+	stop          chan struct{}
+	wg            sync.WaitGroup
 }
 
 // New builds a broker; Start brings it up.
@@ -294,6 +296,30 @@ func (b *Broker) listen() error {
 	b.addr = ln.Addr().String()
 	b.mu.Unlock()
 	return nil
+}
+
+// Hang stops the periodic traffic (heartbeats, polls, registrations) but
+// leaves every connection and the port open, as a broker that hung
+// without dying: the controller can only tell from the heartbeats'
+// timeout. Kill (then Start) brings it back.
+func (b *Broker) Hang() {
+	b.mu.Lock()
+	stop := b.stop
+	b.stop = nil
+	b.state.Running = false
+	b.mu.Unlock()
+	if stop != nil {
+		close(stop)
+	}
+	b.wg.Wait()
+}
+
+// LastHeartbeat is when the broker last sent its heartbeats (zero before
+// the first).
+func (b *Broker) LastHeartbeat() time.Time {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.lastHeartbeat
 }
 
 // Kill closes every connection at once, as a killed broker's do, and
@@ -546,6 +572,9 @@ func (b *Broker) heartbeatAll() {
 		}
 		cancel()
 	}
+	b.mu.Lock()
+	b.lastHeartbeat = time.Now()
+	b.mu.Unlock()
 }
 
 // pollReplicaInfo is the 1004 poll: a higher masterEpoch with a master is
