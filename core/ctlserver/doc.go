@@ -25,8 +25,11 @@
 // the properties file says, then New, Start, and Shutdown on the way out.
 // Embedded in the NameServer, set ReplyVersion to codec.ServerVersion (479)
 // as Java does, and start the node after the NameServer's own listener;
-// the two share nothing but the process. Stats, Groups and Node are for
-// metrics, the status page and readiness (Node().HasLeader()).
+// the two share nothing but the process. WriteMetrics and Readiness
+// (RegisterAdmin adds both to an adminhttp listener) serve /metrics and
+// /readyz; Stats and Groups feed them and the status page. core/config
+// maps the Java keys onto a Config (Config.Controller) and persists 1009
+// (ControllerStore); cmd/namesrv runs the node.
 //
 // # Who answers what
 //
