@@ -52,9 +52,9 @@ type controllerNode struct {
 // and status page (at /controller); otherwise the node gets a listener of
 // its own on adminListen, with its status page at /.
 func newControllerNode(cfg *config.Config, k *config.Controller, log *slog.Logger, admin *adminhttp.Server) (*controllerNode, error) {
-	sc := k.ServerConfig()
+	sc := ctlserver.FromConfig(k)
 	sc.Logger = log
-	sc.Settings = config.NewControllerStore(k, &sc)
+	sc.Settings = ctlserver.NewFileConfig(&sc, k.StartupProperties(), k.ConfigStorePath, k.ConfigBlackList)
 	n := &controllerNode{log: log, bind: cfg.BindAddress, stop: make(chan struct{})}
 	var err error
 	if n.tls, err = certs.Load(cfg, log); err != nil {
@@ -73,11 +73,37 @@ func newControllerNode(cfg *config.Config, k *config.Controller, log *slog.Logge
 		path = "/"
 	}
 	n.srv.RegisterAdmin(admin)
-	admin.Handle(path, status.ControllerHandler(n.srv, path, time.Now))
+	admin.Handle(path, status.ControllerHandler(func() status.ControllerView { return controllerView(n.srv) }, path, time.Now))
 	log.Info("controller configuration", "style", k.Membership.Style.String(), "self", k.Membership.SelfID,
 		"serve", k.Membership.Self().ServeAddr, "raft", k.Membership.Self().RaftAddr, "peers", len(k.Membership.Peers),
 		"controllerStorePath", k.StorePath, "configStorePath", k.ConfigStorePath, "embedded", k.Embedded)
 	return n, nil
+}
+
+// controllerView is what the status page shows of s.
+func controllerView(s *ctlserver.Server) status.ControllerView {
+	st := s.Stats()
+	v := status.ControllerView{
+		ID: s.ID(),
+		Raft: status.ControllerRaft{State: st.Raft.State, ReadyLeader: st.Raft.ReadyLeader, LeaderID: st.Raft.LeaderID,
+			Term: st.Raft.Term, CommitIndex: st.Raft.CommitIndex, AppliedIndex: st.Raft.AppliedIndex, Voters: st.Raft.Voters,
+			Mismatch: st.Raft.MembershipMismatch, LastContact: st.Raft.LastContact},
+		Sets: st.Groups, SetsWithoutMaster: st.GroupsWithoutMaster, BrokersAlive: st.BrokersAlive,
+		Elections: status.ControllerElections{Success: st.Elections.Success, StillExist: st.Elections.StillExist,
+			Failed: st.Elections.Failed, Cleared: st.Elections.Cleared},
+		NotificationsSent: st.NotificationsSent, NotificationsFailed: st.NotificationsFailed,
+	}
+	for _, g := range s.Groups() {
+		cg := status.ControllerGroup{Cluster: g.Cluster, BrokerName: g.BrokerName, HasMaster: g.HasMaster, MasterID: g.MasterID,
+			MasterAddr: g.MasterAddr, MasterEpoch: g.MasterEpoch, SyncStateSet: g.SyncStateSet,
+			SyncStateSetEpoch: g.SyncStateSetEpoch, NextID: g.NextID}
+		for _, m := range g.Members {
+			cg.Members = append(cg.Members, status.ControllerMember{ID: m.ID, Addr: m.Addr, Master: m.Master, Alive: m.Alive,
+				LastHeartbeat: m.LastHeartbeat, Epoch: m.Epoch, MaxOffset: m.MaxOffset, ElectionPriority: m.ElectionPriority})
+		}
+		v.Groups = append(v.Groups, cg)
+	}
+	return v
 }
 
 // Start binds the node's admin listener (standalone), then the node.

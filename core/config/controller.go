@@ -1,7 +1,8 @@
 // The controller's keys (Java's ControllerConfig and JraftConfig, and
 // rocketns's raft timings): their types and defaults, the checks Apply runs
 // on them, and the controller node's settings read from a Config, embedded
-// in the NameServer or standalone.
+// in the NameServer or standalone (ctlserver.FromConfig makes a node's
+// configuration of them).
 
 package config
 
@@ -15,9 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/codec/properties"
-	"github.com/rocketns/rocketns/core/ctlserver"
 	"github.com/rocketns/rocketns/core/raftnode/membership"
 )
 
@@ -227,6 +226,14 @@ type Controller struct {
 	// Raft timings, zero for raftnode's defaults.
 	RaftHeartbeatTimeout, RaftElectionTimeout, RaftLeaderLeaseTimeout time.Duration
 
+	// The keys the node shares with the NameServer: bindAddress,
+	// serverChannelMaxIdleTimeSeconds (0 = never), frameMaxLength,
+	// maxConnections.
+	BindAddress        string
+	IdleTimeoutSeconds int
+	FrameMaxLength     int
+	MaxConnections     int
+
 	// ns is the configuration the node's shared keys come from.
 	ns *Config
 }
@@ -280,6 +287,10 @@ func (c *Config) Controller(embedded bool) (*Controller, error) {
 		RaftHeartbeatTimeout:        ms(KeyControllerRaftHeartbeatTimeout),
 		RaftElectionTimeout:         ms(KeyControllerRaftElectionTimeout),
 		RaftLeaderLeaseTimeout:      ms(KeyControllerRaftLeaderLeaseTimeout),
+		BindAddress:                 c.BindAddress,
+		IdleTimeoutSeconds:          c.ServerChannelMaxIdleTimeSeconds,
+		FrameMaxLength:              c.FrameMaxLength,
+		MaxConnections:              c.MaxConnections,
 		ns:                          c,
 	}
 	if _, ok := c.Extra[KeyIsProcessReadEvent]; ok {
@@ -352,34 +363,6 @@ const (
 	raftDefaultElection  = 500 * time.Millisecond
 	raftDefaultLease     = 250 * time.Millisecond
 )
-
-// ServerConfig is the node's ctlserver.Config, without what the caller
-// provides: TLS material, the ConfigStore, the logger and the metrics hooks.
-func (k *Controller) ServerConfig() ctlserver.Config {
-	c := ctlserver.DefaultConfig(k.Membership, k.StorePath)
-	ns := k.ns
-	c.BindAddress = ns.BindAddress
-	c.ScanNotActiveBrokerInterval = k.ScanNotActiveBrokerInterval
-	c.ScanInactiveMasterInterval = k.ScanInactiveMasterInterval
-	c.ElectMasterMaxRetryCount = k.ElectMasterMaxRetryCount
-	c.EnableElectUncleanMaster = k.EnableElectUncleanMaster
-	c.NotifyBrokerRoleChanged = k.NotifyBrokerRoleChanged
-	c.ProcessReadEvent = k.ProcessReadEvent
-	c.RequestQueueCapacity = k.RequestQueueCapacity
-	c.IdleTimeout = time.Duration(ns.ServerChannelMaxIdleTimeSeconds) * time.Second
-	if ns.ServerChannelMaxIdleTimeSeconds <= 0 {
-		c.IdleTimeout = -1 // never, as 0 means for the NameServer
-	}
-	c.MaxFrame = ns.FrameMaxLength
-	c.MaxConnections = ns.MaxConnections
-	if k.Embedded {
-		c.ReplyVersion = codec.ServerVersion
-	}
-	c.Raft.HeartbeatTimeout = k.RaftHeartbeatTimeout
-	c.Raft.ElectionTimeout = k.RaftElectionTimeout
-	c.Raft.LeaderLeaseTimeout = k.RaftLeaderLeaseTimeout
-	return c
-}
 
 // StartupProperties are the keys 1010 lists besides the node's own
 // settings, as Java lists every key of its start-up file: the controller

@@ -1,6 +1,6 @@
 // Tests of the controller keys: Java's shipped files unchanged, defaults,
-// warnings, bad values, the environment, the mapping onto a node's
-// ctlserver.Config, and -p.
+// warnings, bad values, the environment, the node settings read from them,
+// and -p.
 
 package config
 
@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/core/raftnode/membership"
 )
 
@@ -65,12 +64,12 @@ func TestJavaControllerConfUnchanged(t *testing.T) {
 		m.Self().ServeAddr != "127.0.0.1:9878" {
 		t.Fatalf("membership %+v", m)
 	}
-	sc := k.ServerConfig()
-	if sc.StoreDir != "/home/admin/DledgerController" || sc.ReplyVersion != 0 || !sc.NotifyBrokerRoleChanged ||
-		sc.EnableElectUncleanMaster || sc.ElectMasterMaxRetryCount != 3 || sc.RequestQueueCapacity != 50000 ||
-		sc.ScanNotActiveBrokerInterval != 5*time.Second || sc.ScanInactiveMasterInterval != 5*time.Second ||
-		sc.IdleTimeout != 120*time.Second || sc.BindAddress != "0.0.0.0" || sc.ProcessReadEvent || sc.Raft.HeartbeatTimeout != 0 {
-		t.Fatalf("server config %+v", sc)
+	if k.StorePath != "/home/admin/DledgerController" || k.Embedded || !k.NotifyBrokerRoleChanged ||
+		k.EnableElectUncleanMaster || k.ElectMasterMaxRetryCount != 3 || k.RequestQueueCapacity != 50000 ||
+		k.ScanNotActiveBrokerInterval != 5*time.Second || k.ScanInactiveMasterInterval != 5*time.Second ||
+		k.IdleTimeoutSeconds != 120 || k.BindAddress != "0.0.0.0" || k.ProcessReadEvent || k.RaftHeartbeatTimeout != 0 ||
+		k.FrameMaxLength != 16777216 || k.MaxConnections != 10000 {
+		t.Fatalf("controller %+v", k)
 	}
 	if k.ConfigStorePath != "/home/rmq/controller/controller.properties" || k.ConfigBlackList != "configBlackList;configStorePath" {
 		t.Fatalf("config store %q black list %q", k.ConfigStorePath, k.ConfigBlackList)
@@ -107,9 +106,8 @@ func TestEmbeddedController(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := k.ServerConfig()
-	if sc.ReplyVersion != codec.ServerVersion || sc.Membership.Self().ServeAddr != "127.0.0.1:9868" {
-		t.Fatalf("embedded: version %d serve %s", sc.ReplyVersion, sc.Membership.Self().ServeAddr)
+	if !k.Embedded || k.Membership.Self().ServeAddr != "127.0.0.1:9868" {
+		t.Fatalf("embedded %v serve %s", k.Embedded, k.Membership.Self().ServeAddr)
 	}
 	// The NameServer keeps its own store; the controller Java's default.
 	if k.ConfigStorePath != "/home/rmq/controller/controller.properties" || c.ConfigStorePath == k.ConfigStorePath {
@@ -185,8 +183,8 @@ func TestControllerKeysChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := k.ServerConfig().Raft; r.HeartbeatTimeout != 100*time.Millisecond || r.LeaderLeaseTimeout != 50*time.Millisecond {
-		t.Fatalf("raft %+v", r)
+	if k.RaftHeartbeatTimeout != 100*time.Millisecond || k.RaftLeaderLeaseTimeout != 50*time.Millisecond {
+		t.Fatalf("raft %v %v", k.RaftHeartbeatTimeout, k.RaftLeaderLeaseTimeout)
 	}
 }
 

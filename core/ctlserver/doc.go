@@ -27,9 +27,10 @@
 // as Java does, and start the node after the NameServer's own listener;
 // the two share nothing but the process. WriteMetrics and Readiness
 // (RegisterAdmin adds both to an adminhttp listener) serve /metrics and
-// /readyz; Stats and Groups feed them and the status page. core/config
-// maps the Java keys onto a Config (Config.Controller) and persists 1009
-// (ControllerStore); cmd/namesrv runs the node.
+// /readyz; Stats and Groups feed them and the status page. FromConfig
+// makes a Config of the Java keys as core/config reads them, and
+// FileConfig is the ConfigStore that persists 1009 under the NameServer's
+// rules for 318; cmd/namesrv runs the node.
 //
 // # Who answers what
 //

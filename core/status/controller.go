@@ -13,31 +13,84 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/rocketns/rocketns/core/ctlserver"
 )
 
-// ControllerSource is what the page reads from a controller node
-// (*ctlserver.Server provides it).
-type ControllerSource interface {
-	ID() string
-	Stats() ctlserver.Stats
-	Groups() []ctlserver.Group
+// ControllerView is what the controller's page shows of a node, taken
+// when the page is asked for. cmd/namesrv fills it from a ctlserver node,
+// so this package (part of the NameServer) stays apart from the raft
+// engine.
+type ControllerView struct {
+	ID   string
+	Raft ControllerRaft
+	// Sets counts the broker sets, SetsWithoutMaster those with none,
+	// BrokersAlive the brokers heard from in time (this node's view).
+	Sets, SetsWithoutMaster, BrokersAlive  int
+	Elections                              ControllerElections
+	NotificationsSent, NotificationsFailed uint64
+	Groups                                 []ControllerGroup
+}
+
+// ControllerRaft is the node's raft view.
+type ControllerRaft struct {
+	State        string `json:"raftState"`
+	ReadyLeader  bool   `json:"readyLeader"`
+	LeaderID     string `json:"leaderId"`
+	Term         uint64 `json:"term"`
+	CommitIndex  uint64 `json:"commitIndex"`
+	AppliedIndex uint64 `json:"appliedIndex"`
+	Voters       int    `json:"voters"`
+	Mismatch     bool   `json:"membershipMismatch,omitempty"`
+	// LastContact is when a follower last heard from its leader.
+	LastContact time.Time `json:"-"`
+}
+
+// ControllerElections counts the elections the node decided, by result.
+type ControllerElections struct {
+	Success    uint64 `json:"success"`
+	StillExist uint64 `json:"stillExist"`
+	Failed     uint64 `json:"failed"`
+	Cleared    uint64 `json:"cleared"`
+}
+
+// ControllerGroup is one broker set.
+type ControllerGroup struct {
+	Cluster, BrokerName string
+	HasMaster           bool
+	MasterID            int64
+	MasterAddr          string
+	MasterEpoch         int32
+	SyncStateSet        []int64
+	SyncStateSetEpoch   int32
+	NextID              int64
+	Members             []ControllerMember
+}
+
+// ControllerMember is one registered broker of a set; the liveness fields
+// are the node's own (zero when the broker is not in its table).
+type ControllerMember struct {
+	ID               int64
+	Addr             string
+	Master           bool
+	Alive            bool
+	LastHeartbeat    time.Time
+	Epoch            int32
+	MaxOffset        int64
+	ElectionPriority int32
 }
 
 type ctlHandler struct {
-	src  ControllerSource
+	view func() ControllerView
 	path string
 	now  func() time.Time
 	tmpl *template.Template
 }
 
 // ControllerHandler serves the controller's status page at path ("/" on a
-// standalone controller, "/controller" beside the NameServer's page);
-// ?format=json answers the same data as JSON. Other paths are 404, other
-// methods 405.
-func ControllerHandler(src ControllerSource, path string, now func() time.Time) http.Handler {
-	return &ctlHandler{src: src, path: path, now: now, tmpl: template.Must(template.New("controller").Parse(controllerHTML))}
+// standalone controller, "/controller" beside the NameServer's page) from
+// view, called once per page; ?format=json answers the same data as JSON.
+// Other paths are 404, other methods 405.
+func ControllerHandler(view func() ControllerView, path string, now func() time.Time) http.Handler {
+	return &ctlHandler{view: view, path: path, now: now, tmpl: template.Must(template.New("controller").Parse(controllerHTML))}
 }
 
 // ctlPage is what both renderings show; "-" fields are text for the HTML.
@@ -50,23 +103,16 @@ type ctlPage struct {
 }
 
 type ctlNode struct {
-	ID          string `json:"id"`
-	State       string `json:"raftState"`
-	ReadyLeader bool   `json:"readyLeader"`
-	LeaderID    string `json:"leaderId"`
-	Term        uint64 `json:"term"`
-	CommitIndex uint64 `json:"commitIndex"`
-	Applied     uint64 `json:"appliedIndex"`
-	Voters      int    `json:"voters"`
-	Mismatch    bool   `json:"membershipMismatch,omitempty"`
-	ContactAgo  string `json:"-"`
+	ID string `json:"id"`
+	ControllerRaft
+	ContactAgo string `json:"-"`
 }
 
 type ctlCounts struct {
 	Groups              int                 `json:"brokerSets"`
 	GroupsWithoutMaster int                 `json:"brokerSetsWithoutMaster"`
 	BrokersAlive        int                 `json:"brokersAlive"`
-	Elections           ctlserver.Elections `json:"elections"`
+	Elections           ControllerElections `json:"elections"`
 	NotificationsSent   uint64              `json:"notificationsSent"`
 	NotificationsFailed uint64              `json:"notificationsFailed"`
 }
@@ -100,21 +146,19 @@ type ctlMember struct {
 
 func (h *ctlHandler) build() *ctlPage {
 	now := h.now()
-	st := h.src.Stats()
+	v := h.view()
 	p := &ctlPage{
 		Now:       now.UnixMilli(),
 		Generated: now.UTC().Format(time.RFC3339),
-		Node: ctlNode{ID: h.src.ID(), State: st.Raft.State, ReadyLeader: st.Raft.ReadyLeader, LeaderID: st.Raft.LeaderID,
-			Term: st.Raft.Term, CommitIndex: st.Raft.CommitIndex, Applied: st.Raft.AppliedIndex, Voters: st.Raft.Voters,
-			Mismatch: st.Raft.MembershipMismatch},
-		Counts: ctlCounts{Groups: st.Groups, GroupsWithoutMaster: st.GroupsWithoutMaster, BrokersAlive: st.BrokersAlive,
-			Elections: st.Elections, NotificationsSent: st.NotificationsSent, NotificationsFailed: st.NotificationsFailed},
+		Node:      ctlNode{ID: v.ID, ControllerRaft: v.Raft},
+		Counts: ctlCounts{Groups: v.Sets, GroupsWithoutMaster: v.SetsWithoutMaster, BrokersAlive: v.BrokersAlive,
+			Elections: v.Elections, NotificationsSent: v.NotificationsSent, NotificationsFailed: v.NotificationsFailed},
 		Groups: []ctlSet{},
 	}
-	if !st.Raft.LastContact.IsZero() {
-		p.Node.ContactAgo = Age(now.Sub(st.Raft.LastContact).Milliseconds())
+	if !v.Raft.LastContact.IsZero() {
+		p.Node.ContactAgo = Age(now.Sub(v.Raft.LastContact).Milliseconds())
 	}
-	for _, g := range h.src.Groups() {
+	for _, g := range v.Groups {
 		set := ctlSet{Cluster: g.Cluster, BrokerName: g.BrokerName, HasMaster: g.HasMaster, MasterEpoch: g.MasterEpoch,
 			SyncStateSet: g.SyncStateSet, SyncStateSetEpoch: g.SyncStateSetEpoch, NextID: g.NextID, Members: []ctlMember{}}
 		if set.SyncStateSet == nil {
@@ -223,7 +267,7 @@ tr.dead td{color:#888}
 <tr><th>Raft state</th><td>{{.Node.State}}{{if .Node.ReadyLeader}} (serving leader requests){{end}}</td></tr>
 <tr><th>Leader</th><td id="leader">{{if .Node.LeaderID}}{{.Node.LeaderID}}{{else}}none known{{end}}</td></tr>
 <tr><th>Term</th><td class="num">{{.Node.Term}}</td></tr>
-<tr><th>Commit / applied index</th><td class="num">{{.Node.CommitIndex}} / {{.Node.Applied}}</td></tr>
+<tr><th>Commit / applied index</th><td class="num">{{.Node.CommitIndex}} / {{.Node.AppliedIndex}}</td></tr>
 <tr><th>Voters</th><td class="num">{{.Node.Voters}}{{if .Node.Mismatch}} (differs from the configured peers){{end}}</td></tr>
 {{if .Node.ContactAgo}}<tr><th>Last contact with the leader</th><td>{{.Node.ContactAgo}}</td></tr>{{end}}
 <tr><th>Broker sets</th><td class="num">{{.Counts.Groups}} ({{.Counts.GroupsWithoutMaster}} without a master)</td></tr>

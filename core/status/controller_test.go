@@ -9,35 +9,22 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/rocketns/rocketns/core/ctlserver"
-	"github.com/rocketns/rocketns/core/raftnode"
 )
 
-type fakeNode struct {
-	stats  ctlserver.Stats
-	groups []ctlserver.Group
-}
-
-func (f *fakeNode) ID() string                { return "n1" }
-func (f *fakeNode) Stats() ctlserver.Stats    { return f.stats }
-func (f *fakeNode) Groups() []ctlserver.Group { return f.groups }
-
-func ctlFixture() (*fakeNode, time.Time) {
+func ctlFixture() (ControllerView, time.Time) {
 	now := time.UnixMilli(t0)
-	return &fakeNode{
-		stats: ctlserver.Stats{
-			Raft:      raftnode.Stats{State: "Follower", Term: 7, CommitIndex: 42, AppliedIndex: 42, LeaderID: "n0", Voters: 3, LastContact: now.Add(-300 * time.Millisecond)},
-			Elections: ctlserver.Elections{Success: 2, Cleared: 1},
-			Groups:    2, GroupsWithoutMaster: 1, BrokersAlive: 2,
-		},
-		groups: []ctlserver.Group{
+	return ControllerView{
+		ID:   "n1",
+		Raft: ControllerRaft{State: "Follower", Term: 7, CommitIndex: 42, AppliedIndex: 42, LeaderID: "n0", Voters: 3, LastContact: now.Add(-300 * time.Millisecond)},
+		Sets: 2, SetsWithoutMaster: 1, BrokersAlive: 2,
+		Elections: ControllerElections{Success: 2, Cleared: 1},
+		Groups: []ControllerGroup{
 			{Cluster: "DefaultCluster", BrokerName: "broker-a", HasMaster: true, MasterID: 2, MasterAddr: "10.0.0.2:30921",
-				MasterEpoch: 2, SyncStateSet: []int64{1, 2}, SyncStateSetEpoch: 4, NextID: 3, Members: []ctlserver.Member{
-					{ID: 1, Addr: "10.0.0.1:30911", InSyncStateSet: true, Alive: true, LastHeartbeat: now.Add(-time.Second), Epoch: 2, MaxOffset: 100, ElectionPriority: 1},
-					{ID: 2, Addr: "10.0.0.2:30921", InSyncStateSet: true, Master: true, Alive: true, LastHeartbeat: now, Epoch: 2, MaxOffset: 100, ElectionPriority: 1},
+				MasterEpoch: 2, SyncStateSet: []int64{1, 2}, SyncStateSetEpoch: 4, NextID: 3, Members: []ControllerMember{
+					{ID: 1, Addr: "10.0.0.1:30911", Alive: true, LastHeartbeat: now.Add(-time.Second), Epoch: 2, MaxOffset: 100, ElectionPriority: 1},
+					{ID: 2, Addr: "10.0.0.2:30921", Master: true, Alive: true, LastHeartbeat: now, Epoch: 2, MaxOffset: 100, ElectionPriority: 1},
 				}},
-			{Cluster: "DefaultCluster", BrokerName: "<ghost>", MasterEpoch: 3, NextID: 2, Members: []ctlserver.Member{
+			{Cluster: "DefaultCluster", BrokerName: "<ghost>", MasterEpoch: 3, NextID: 2, Members: []ControllerMember{
 				{ID: 1, Addr: "10.0.0.9:30911", LastHeartbeat: now.Add(-15 * time.Second)},
 			}},
 		},
@@ -52,8 +39,8 @@ func ctlGet(t *testing.T, h http.Handler, method, target string) (int, http.Head
 }
 
 func TestControllerPage(t *testing.T) {
-	node, now := ctlFixture()
-	h := ControllerHandler(node, "/controller", func() time.Time { return now })
+	view, now := ctlFixture()
+	h := ControllerHandler(func() ControllerView { return view }, "/controller", func() time.Time { return now })
 	code, hdr, page := ctlGet(t, h, http.MethodGet, "/controller")
 	if code != http.StatusOK || !strings.HasPrefix(hdr.Get("Content-Type"), "text/html") || hdr.Get("Content-Security-Policy") != csp {
 		t.Fatalf("%d %v", code, hdr)
@@ -110,7 +97,7 @@ func TestControllerPage(t *testing.T) {
 	if code, hdr, _ := ctlGet(t, h, http.MethodPost, "/controller"); code != 405 || hdr.Get("Allow") != "GET, HEAD" {
 		t.Errorf("POST: %d", code)
 	}
-	if code, _, body := ctlGet(t, ControllerHandler(&fakeNode{}, "/", time.Now), http.MethodGet, "/"); code != 200 ||
+	if code, _, body := ctlGet(t, ControllerHandler(func() ControllerView { return ControllerView{} }, "/", time.Now), http.MethodGet, "/"); code != 200 ||
 		!strings.Contains(body, `id="no-sets"`) || !strings.Contains(body, "none known") {
 		t.Errorf("empty node: %d", code)
 	}

@@ -1,15 +1,12 @@
-// Tests of the controller's persisted config: Java's 1010 listing, the
-// refusals, all-or-nothing updates persisted before they apply, and the
-// codes 1009 answers over the wire.
+// Tests of the persisted ConfigStore and of FromConfig: Java's 1010
+// listing, the refusals, all-or-nothing updates persisted before they
+// apply, the codes 1009 answers over the wire, and a node's Config from
+// the Java keys.
 
-package config
+package ctlserver
 
 import (
-	"context"
 	"errors"
-	"io"
-	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,24 +15,37 @@ import (
 
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/codec/properties"
-	"github.com/rocketns/rocketns/core/ctlserver"
+	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 )
 
-// testStore is the store of a one-node controller on port 28878 whose
-// config file is under a temporary directory.
-func testStore(t *testing.T, extra string) (*ControllerStore, *Controller, string) {
+// fromKeys reads a standalone node's Java keys as the controller mode does.
+func fromKeys(t *testing.T, text string) *config.Controller {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "controller", "controller.properties")
-	c := DefaultController()
-	applied(t, c, "controllerDLegerGroup=group1\ncontrollerDLegerPeers=n0-127.0.0.1:28878\ncontrollerDLegerSelfId=n0\n"+
-		"configStorePath="+path+"\n"+extra)
+	c := config.DefaultController()
+	ps, err := properties.Parse(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Apply(ps); err != nil {
+		t.Fatal(err)
+	}
 	k, err := c.Controller(false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := k.ServerConfig()
-	return NewControllerStore(k, &sc), k, path
+	return k
+}
+
+// testStore is the store of a one-node controller on port 28878 whose
+// config file is under a temporary directory.
+func testStore(t *testing.T, extra string) (*FileConfig, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "controller", "controller.properties")
+	k := fromKeys(t, "controllerDLegerGroup=group1\ncontrollerDLegerPeers=n0-127.0.0.1:28878\ncontrollerDLegerSelfId=n0\n"+
+		"configStorePath="+path+"\n"+extra)
+	sc := FromConfig(k)
+	return NewFileConfig(&sc, k.StartupProperties(), k.ConfigStorePath, k.ConfigBlackList), path
 }
 
 func props(kv ...string) []properties.Property {
@@ -46,8 +56,8 @@ func props(kv ...string) []properties.Property {
 	return out
 }
 
-func TestControllerStoreText(t *testing.T) {
-	st, _, _ := testStore(t, "rocketmqHome=/opt/rocketmq\n")
+func TestFileConfigText(t *testing.T) {
+	st, _ := testStore(t, "rocketmqHome=/opt/rocketmq\n")
 	text := string(st.Text())
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	for i := 1; i < len(lines); i++ {
@@ -76,8 +86,8 @@ func TestControllerStoreText(t *testing.T) {
 	}
 }
 
-func TestControllerStoreUpdate(t *testing.T) {
-	st, _, path := testStore(t, "")
+func TestFileConfigUpdate(t *testing.T) {
+	st, path := testStore(t, "")
 	f := func(want error, kv ...string) {
 		t.Helper()
 		before := string(st.Text())
@@ -96,13 +106,13 @@ func TestControllerStoreUpdate(t *testing.T) {
 		}
 	}
 	// The black list comes first, whatever else the body holds.
-	f(ctlserver.ErrBlackListed, "electMasterMaxRetryCount", "5", "configStorePath", "/tmp/evil.properties")
-	f(ctlserver.ErrBlackListed, "configBlackList", "")
-	f(ctlserver.ErrBlackListed, "rocketmqHome", "/tmp")
+	f(ErrBlackListed, "electMasterMaxRetryCount", "5", "configStorePath", "/tmp/evil.properties")
+	f(ErrBlackListed, "configBlackList", "")
+	f(ErrBlackListed, "rocketmqHome", "/tmp")
 	// No path, peer or port, and nothing unknown.
 	for _, key := range []string{"controllerStorePath", "controllerDLegerPeers", "controllerDLegerSelfId", "listenPort",
 		"scanInactiveMasterInterval", "bindAddress", "noSuchKey"} {
-		f(ctlserver.ErrNotRuntime, "enableElectUncleanMaster", "true", key, "x")
+		f(ErrNotRuntime, "enableElectUncleanMaster", "true", key, "x")
 	}
 	if _, err := st.Update(props("controllerDLegerPeers", "n0-evil:1")); err == nil ||
 		!strings.Contains(err.Error(), "controllerDLegerPeers can only be set in the config file") {
@@ -112,7 +122,7 @@ func TestControllerStoreUpdate(t *testing.T) {
 	for _, kv := range [][]string{{"enableElectUncleanMaster", "true", "notifyBrokerRoleChanged", "yes"},
 		{"electMasterMaxRetryCount", "0"}, {"electMasterMaxRetryCount", "x"}} {
 		before := st.Runtime()
-		if _, err := st.Update(props(kv...)); err == nil || errors.Is(err, ctlserver.ErrNotRuntime) {
+		if _, err := st.Update(props(kv...)); err == nil || errors.Is(err, ErrNotRuntime) {
 			t.Fatalf("%v: err %v", kv, err)
 		}
 		if st.Runtime() != before {
@@ -124,7 +134,7 @@ func TestControllerStoreUpdate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := ctlserver.RuntimeSettings{NotifyBrokerRoleChanged: true, EnableElectUncleanMaster: true, ElectMasterMaxRetryCount: 5, ProcessReadEvent: true}
+	want := RuntimeSettings{NotifyBrokerRoleChanged: true, EnableElectUncleanMaster: true, ElectMasterMaxRetryCount: 5, ProcessReadEvent: true}
 	if rt != want || st.Runtime() != want {
 		t.Fatalf("runtime %+v, want %+v", rt, want)
 	}
@@ -159,12 +169,12 @@ func TestControllerStoreUpdate(t *testing.T) {
 	}
 }
 
-func TestControllerStoreCannotPersist(t *testing.T) {
+func TestFileConfigCannotPersist(t *testing.T) {
 	blocker := filepath.Join(t.TempDir(), "file")
 	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	st, _, _ := testStore(t, "")
+	st, _ := testStore(t, "")
 	st.path = filepath.Join(blocker, "controller.properties") // under a file: cannot be created
 	before := st.Runtime()
 	if _, err := st.Update(props("enableElectUncleanMaster", "true")); err == nil || !strings.Contains(err.Error(), "persist config") {
@@ -176,37 +186,12 @@ func TestControllerStoreCannotPersist(t *testing.T) {
 }
 
 // Over the wire: the codes and remarks of 1009, and 1010's body.
-func TestControllerStoreOverTheWire(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+func TestFileConfigOverTheWire(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "controller.properties")
-	c := DefaultController()
-	applied(t, c, "controllerDLegerPeers=n0-"+addr+"\ncontrollerDLegerSelfId=n0\nconfigStorePath="+path+"\n")
-	k, err := c.Controller(false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := k.ServerConfig()
-	sc.InMemory, sc.BindAddress = true, "127.0.0.1"
-	sc.Settings = NewControllerStore(k, &sc)
-	sc.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	node, err := ctlserver.New(sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := node.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		node.Shutdown(ctx)
+	s := single(t, func(c *Config) {
+		c.Settings = NewFileConfig(c, map[string]string{"rocketmqHome": ""}, path, "configBlackList;configStorePath")
 	})
-	w := remotingtest.Dial(t, addr)
+	w := remotingtest.Dial(t, s.Addr().String())
 	update := func(body string) *codec.Command {
 		return w.Call(&codec.Command{Code: codec.UpdateControllerConfig, Opaque: 1, Body: []byte(body)})
 	}
@@ -223,11 +208,35 @@ func TestControllerStoreOverTheWire(t *testing.T) {
 	if r := update("electMasterMaxRetryCount=3\n"); r.Code != codec.Success || r.Remark != "" {
 		t.Fatalf("update: %d %q", r.Code, r.Remark)
 	}
+	addr := s.Addr().String()
 	r := w.Call(&codec.Command{Code: codec.GetControllerConfig, Opaque: 2})
 	if r.Code != codec.Success || !strings.Contains(string(r.Body), "\nlistenPort="+addr[strings.LastIndexByte(addr, ':')+1:]+"\n") {
 		t.Fatalf("1010: %d %s", r.Code, r.Body)
 	}
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("not persisted: %v", err)
+	}
+}
+
+// A node's Config from Java's keys: Java's defaults, and the embedded
+// node's version.
+func TestFromConfig(t *testing.T) {
+	k := fromKeys(t, "controllerDLegerPeers=n0-127.0.0.1:9878\ncontrollerDLegerSelfId=n0\ncontrollerStorePath=/srv/ctl\n"+
+		"controllerRaftHeartbeatTimeoutMs=100\ncontrollerRaftElectionTimeoutMs=100\ncontrollerRaftLeaderLeaseTimeoutMs=50\n"+
+		"serverChannelMaxIdleTimeSeconds=0\nmaxConnections=5\n")
+	sc := FromConfig(k)
+	if sc.StoreDir != "/srv/ctl" || sc.ReplyVersion != 0 || !sc.NotifyBrokerRoleChanged || sc.EnableElectUncleanMaster ||
+		sc.ElectMasterMaxRetryCount != 3 || sc.RequestQueueCapacity != 50000 || sc.ScanNotActiveBrokerInterval != 5*time.Second ||
+		sc.ScanInactiveMasterInterval != 5*time.Second || sc.IdleTimeout != -1 || sc.BindAddress != "0.0.0.0" ||
+		sc.ProcessReadEvent || sc.MaxConnections != 5 || sc.Raft.HeartbeatTimeout != 100*time.Millisecond ||
+		sc.Raft.LeaderLeaseTimeout != 50*time.Millisecond {
+		t.Fatalf("config %+v", sc)
+	}
+	if _, err := New(sc); err != nil {
+		t.Fatal(err)
+	}
+	k.Embedded = true
+	if sc := FromConfig(k); sc.ReplyVersion != codec.ServerVersion {
+		t.Fatalf("embedded version %d", sc.ReplyVersion)
 	}
 }
