@@ -74,7 +74,7 @@ func TestMain(m *testing.M) {
 }
 
 // buildBinary builds this command into a temporary directory, once.
-func buildBinary(t *testing.T) string {
+func buildBinary(t testing.TB) string {
 	t.Helper()
 	// go test puts its own GOROOT/bin first on the test's PATH.
 	goTool, err := exec.LookPath("go")

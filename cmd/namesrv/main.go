@@ -79,6 +79,9 @@ func dumpOnQuit(quit <-chan os.Signal, w io.Writer) {
 // run is the whole command; it returns the exit code: 0 after a clean
 // shutdown or -p/-h, 2 for a bad command line, 1 for anything else.
 func run(args []string, stdout, stderr io.Writer, signals <-chan os.Signal) int {
+	if len(args) > 0 && args[0] == controllerMode {
+		return runController(args[1:], os.Environ(), stdout, stderr, signals) // controller.go
+	}
 	return runWith(args, os.Environ(), stdout, stderr, signals, newServer)
 }
 
@@ -120,7 +123,7 @@ func runWith(args, environ []string, stdout, stderr io.Writer, signals <-chan os
 	}
 
 	if opts.print {
-		_, _ = stdout.Write(cfg.AppendText(nil))
+		_, _ = stdout.Write(cfg.AppendTextWithController(nil))
 		return 0
 	}
 	return serve(cfg, opts, log, stdout, signals, newSrv)

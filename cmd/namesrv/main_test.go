@@ -89,7 +89,7 @@ func TestPrintDefaults(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d, stderr %s", r.code, r.stderr)
 	}
-	if want := string(config.Default().AppendText(nil)); r.stdout != want {
+	if want := string(config.Default().AppendTextWithController(nil)); r.stdout != want {
 		t.Fatalf("stdout:\n%s\nwant:\n%s", r.stdout, want)
 	}
 	if r.stderr != "" {

@@ -61,6 +61,10 @@ func runEnv(args []string, stdout, stderr io.Writer, getenv func(string) string)
 		return exitOK
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 && name == "help" {
+			if cc := lookupController(args[1]); cc != nil { // controller.go
+				printControllerCommandHelp(stdout, cc)
+				return exitOK
+			}
 			cmd := lookup(cmds, args[1])
 			if cmd == nil {
 				fmt.Fprintf(stderr, "nsadmin: unknown command %q; run 'nsadmin help' for the list\n", args[1])
@@ -70,7 +74,11 @@ func runEnv(args []string, stdout, stderr io.Writer, getenv func(string) string)
 			return exitOK
 		}
 		printHelp(stdout, cmds)
+		printControllerHelp(stdout)
 		return exitOK
+	}
+	if cc := lookupController(name); cc != nil { // controller.go
+		return runControllerCommand(cc, args[1:], stdout, stderr, getenv)
 	}
 	cmd := lookup(cmds, name)
 	if cmd == nil {

@@ -57,15 +57,23 @@ func (c *Config) Apply(props []properties.Property) (warnings []string, err erro
 type unknownKey struct {
 	key string
 	src Source
+	// javaKey: a Java NameServer or controller setting rocketns accepts
+	// and does not use, as opposed to a key nothing knows.
+	javaKey bool
+	// note replaces the generic message (a controller key's own).
+	note string
 }
 
-func (u unknownKey) javaOnly() bool { return IsJavaOnlyKey(u.key) }
+func (u unknownKey) javaOnly() bool { return u.javaKey }
 
 // message is the warning (or, strict, the error) about the key.
 func (u unknownKey) message(strict bool) string {
 	where := ""
 	if s := u.src.String(); s != "" {
 		where = " (" + s + ")"
+	}
+	if u.note != "" {
+		return u.note
 	}
 	if u.javaOnly() {
 		return fmt.Sprintf("config: %s%s is a Java setting rocketns does not use; kept as is", u.key, where)
@@ -117,6 +125,9 @@ func (c *Config) applyFrom(src Source, props []properties.Property, partial bool
 	for _, p := range props {
 		k, ok := LookupKey(p.Key)
 		if !ok {
+			if err := checkControllerValue(p, propertySource(src, p)); err != nil {
+				errs = append(errs, err) // controller.go: kept in Extra, checked here
+			}
 			continue
 		}
 		v, err := parseValue(k, p, propertySource(src, p))
@@ -144,7 +155,19 @@ func (c *Config) applyFrom(src Source, props []properties.Property, partial bool
 		c.Extra[p.Key] = p.Value
 		ps := propertySource(src, p)
 		c.setSource(p.Key, ps)
-		unknown = append(unknown, unknownKey{p.Key, ps})
+		u := unknownKey{key: p.Key, src: ps, javaKey: IsJavaOnlyKey(p.Key)}
+		where := ""
+		if s := ps.String(); s != "" {
+			where = " (" + s + ")"
+		}
+		if w, ok := controllerWarning(p, where); ok {
+			if w == "" {
+				continue // a controller key rocketns reads: kept in Extra, not unknown
+			}
+			// A Java controller or raft tuning key: ignored like the Netty ones.
+			u.javaKey, u.note = true, w
+		}
+		unknown = append(unknown, u)
 	}
 	return unknown, errs
 }

@@ -46,6 +46,9 @@ var envKeys = func() map[string]string {
 	for _, k := range knownKeys {
 		m[EnvName(k.Name)] = k.Name
 	}
+	for _, k := range controllerKeys {
+		m[EnvName(k.name)] = k.name
+	}
 	return m
 }()
 

@@ -25,6 +25,12 @@ type LoadInput struct {
 	// Flags are the command line's settings in command-line order; each
 	// Origin is the flag as typed ("--listenPort", "--set").
 	Flags []properties.Property
+	// Base is the configuration the layers apply to; nil is Default().
+	Base *Config
+	// KeepConfigStorePath leaves configStorePath as Base has it instead
+	// of making it the -c file: a standalone controller persists its 1009
+	// updates where Java's does.
+	KeepConfigStorePath bool
 }
 
 // Loaded is a configuration built by Load and what is worth telling about it.
@@ -46,7 +52,10 @@ type Loaded struct {
 // keeps its default so that the other checks still run. With an error,
 // the Loaded holds only the warnings (no Config).
 func Load(in LoadInput) (*Loaded, error) {
-	c := Default()
+	c := in.Base
+	if c == nil {
+		c = Default()
+	}
 	var errs []error
 	var unknown []unknownKey
 	if in.File != "" {
@@ -56,8 +65,10 @@ func Load(in LoadInput) (*Loaded, error) {
 		}
 		u, e := c.applyFrom(Source{Kind: SourceFile, File: in.File}, props, true)
 		unknown, errs = append(unknown, u...), append(errs, e...)
-		c.ConfigStorePath = in.File
-		c.setSource("configStorePath", Source{Kind: SourceFlag, Name: "-c"})
+		if !in.KeepConfigStorePath {
+			c.ConfigStorePath = in.File
+			c.setSource("configStorePath", Source{Kind: SourceFlag, Name: "-c"})
+		}
 	}
 	env, err := FromEnv(in.Environ)
 	if err != nil {

@@ -228,6 +228,34 @@ func (s *State) ElectMaster(req ElectMasterRequest, env Env) Decision {
 	return d
 }
 
+// MasterRoleChange returns the 1008 that announces the set's current
+// master, as the election that named it would have sent it: a leader
+// announces a master again when it cannot tell whether the announcement
+// was made (an election committed while its leader timed out or lost
+// leadership). Brokers act on a 1008 only when its masterEpoch is higher
+// than theirs, so announcing the same master twice changes nothing. It
+// reports false for an unknown set or one without a master.
+func (s *State) MasterRoleChange(brokerName string) (*RoleChange, bool) {
+	g := s.groups[brokerName]
+	if g == nil || !g.HasMaster {
+		return nil, false
+	}
+	rc := &RoleChange{
+		Cluster:           g.Cluster,
+		BrokerName:        g.Name,
+		MasterID:          g.MasterID,
+		MasterEpoch:       g.MasterEpoch,
+		SyncStateSetEpoch: g.SyncStateSetEpoch,
+		Members:           make([]body.BrokerAddr, len(g.Brokers)),
+		SyncStateSet:      slices.Clone(g.SyncStateSet),
+	}
+	rc.MasterAddr, rc.HasMasterAddr = g.Addr(g.MasterID)
+	for i, b := range g.Brokers {
+		rc.Members[i] = body.BrokerAddr{ID: b.ID, Addr: b.Addr}
+	}
+	return rc, true
+}
+
 // ControllerElect is the election the leader triggers itself when a set's
 // master is gone (its connection closed, its heartbeats expired, or the
 // inactive-master scan found it): ElectMaster of ControllerTrigger. The

@@ -120,6 +120,9 @@ type RoleChange struct {
 	// Members is every registered id of the set with its address, when
 	// the election was decided.
 	Members []body.BrokerAddr
+	// SyncStateSet is the body's set; nil is the new master alone, as an
+	// election leaves it.
+	SyncStateSet []int64
 }
 
 // Targets returns the addresses to notify: the recorded address of every
@@ -158,7 +161,11 @@ func (rc *RoleChange) NotifyExt() []codec.Field {
 // NotifyBody returns the 1008 request's body: the new SyncStateSet, which
 // is the new master alone.
 func (rc *RoleChange) NotifyBody() []byte {
-	return body.AppendSyncStateSet(nil, []int64{rc.MasterID}, rc.SyncStateSetEpoch)
+	ids := rc.SyncStateSet
+	if ids == nil {
+		ids = []int64{rc.MasterID}
+	}
+	return body.AppendSyncStateSet(nil, ids, rc.SyncStateSetEpoch)
 }
 
 // NotifyCommand fills c as the oneway 1008 request (opaque and version are

@@ -49,6 +49,35 @@ func TestNotifyCommandRecorded(t *testing.T) {
 	}
 }
 
+// The announcement of a set's current master is the 1008 of the election
+// that named it, with the SyncStateSet as it is now.
+func TestMasterRoleChange(t *testing.T) {
+	s := NewState()
+	if _, ok := s.MasterRoleChange("broker-a"); ok {
+		t.Fatal("a role change for an unknown set")
+	}
+	s.Apply(Event{Type: EventApplyBrokerID, Cluster: "C", BrokerName: "broker-a", BrokerID: 1, Addr: "h:1", CheckCode: "h:1;1"},
+		Event{Type: EventApplyBrokerID, Cluster: "C", BrokerName: "broker-a", BrokerID: 2, Addr: "h:2", CheckCode: "h:2;1"})
+	if _, ok := s.MasterRoleChange("broker-a"); ok {
+		t.Fatal("a role change for a set without a master")
+	}
+	d := s.ElectMaster(ElectMasterRequest{BrokerName: "broker-a", BrokerID: 2}, Env{})
+	s.Apply(d.Events...)
+	elected, _ := s.MasterRoleChange("broker-a")
+	var want, got codec.Command
+	d.RoleChange.NotifyCommand(&want)
+	elected.NotifyCommand(&got)
+	if string(codec.AppendHeader(nil, &got)) != string(codec.AppendHeader(nil, &want)) || string(got.Body) != string(want.Body) {
+		t.Fatalf("announcement %v %s, election's %v %s", got.Ext, got.Body, want.Ext, want.Body)
+	}
+	s.Apply(Event{Type: EventAlterSyncStateSet, BrokerName: "broker-a", IDs: []int64{1, 2}})
+	rc, _ := s.MasterRoleChange("broker-a")
+	rc.NotifyCommand(&got)
+	if string(got.Body) != `{"syncStateSet":[1,2],"syncStateSetEpoch":2}` || rc.MasterEpoch != 1 || len(rc.Members) != 2 {
+		t.Fatalf("after the set grew: %+v body %s", rc, got.Body)
+	}
+}
+
 func TestRoleChangeTargets(t *testing.T) {
 	live := NewLiveness()
 	for _, k := range []LiveKey{{"C", "a", 1}, {"C", "a", 2}, {"C", "a", 3}, {"Other", "a", 4}, {"C", "a", 5}} {

@@ -25,8 +25,12 @@
 // the properties file says, then New, Start, and Shutdown on the way out.
 // Embedded in the NameServer, set ReplyVersion to codec.ServerVersion (479)
 // as Java does, and start the node after the NameServer's own listener;
-// the two share nothing but the process. Stats, Groups and Node are for
-// metrics, the status page and readiness (Node().HasLeader()).
+// the two share nothing but the process. WriteMetrics and Readiness
+// (RegisterAdmin adds both to an adminhttp listener) serve /metrics and
+// /readyz; Stats and Groups feed them and the status page. FromConfig
+// makes a Config of the Java keys as core/config reads them, and
+// FileConfig is the ConfigStore that persists 1009 under the NameServer's
+// rules for 318; cmd/namesrv runs the node.
 //
 // # Who answers what
 //
@@ -63,6 +67,11 @@
 // oneway 1008 to the live members' recorded addresses, if
 // notifyBrokerRoleChanged: in parallel, over one pooled connection per
 // address that stays open, a newer notice replacing a queued older one.
+// An election whose commit timed out or lost the leadership may still
+// have committed, with no notice sent: the leader announces such a master
+// once its state is known to hold every committed entry (after the next
+// barrier, and on becoming the ready leader, for elections applied in the
+// last 30 s), which brokers ignore when they knew already.
 //
 // # Locks
 //

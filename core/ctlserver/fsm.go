@@ -20,10 +20,21 @@ type FSM struct {
 	state *controller.State
 	log   *slog.Logger
 
+	// elected, when set, is told after each applied entry of every set
+	// it gave a new master, with the set's masterEpoch then; it runs on
+	// raft's goroutine outside the lock and must not block.
+	elected func(brokerName string, masterEpoch int32)
+
 	// Test seams, nil in production: before runs ahead of each Apply,
 	// outside the lock (a test stalls the log there); after runs once the
 	// entry is applied and the lock released.
 	before, after func(index uint64)
+}
+
+// election is a set given a new master by an applied entry.
+type election struct {
+	name  string
+	epoch int32
 }
 
 // NewFSM returns an FSM over an empty state.
@@ -41,9 +52,25 @@ func (f *FSM) Apply(index uint64, data []byte) any {
 	if f.before != nil {
 		f.before(index)
 	}
-	f.mu.Lock()
-	err := f.state.ApplyEntry(data)
-	f.mu.Unlock()
+	events, err := controller.DecodeBatch(data)
+	var elections []election
+	if err == nil {
+		f.mu.Lock()
+		f.state.Apply(events...)
+		for _, e := range events {
+			if e.Type == controller.EventElectMaster && e.Elected {
+				if g, ok := f.state.Group(e.BrokerName); ok && g.HasMaster {
+					elections = append(elections, election{g.Name, g.MasterEpoch})
+				}
+			}
+		}
+		f.mu.Unlock()
+	}
+	if f.elected != nil {
+		for _, e := range elections {
+			f.elected(e.name, e.epoch)
+		}
+	}
 	if f.after != nil {
 		f.after(index)
 	}

@@ -98,6 +98,9 @@ func (s *Server) handleUpdateConfig(c *remoting.Conn, req, _ *codec.Command) err
 		if errors.Is(err, ErrBlackListed) {
 			return remoting.Refuse(codec.NoPermission, remarkBlackList)
 		}
+		if errors.Is(err, ErrNotRuntime) {
+			return remoting.Refuse(codec.NoPermission, err.Error())
+		}
 		return remoting.Refuse(codec.SystemError, err.Error())
 	}
 	s.settings.Store(&rt)

@@ -22,9 +22,14 @@ import (
 // Property is one key and value of a 1009 body, in body order.
 type Property = properties.Property
 
-// ErrBlackListed is wrapped by a ConfigStore refusal that 1009 answers 16
-// NO_PERMISSION "Can not update config in black list.".
-var ErrBlackListed = errors.New("key in the config black list")
+// Refusals a ConfigStore's Update wraps: 1009 answers ErrBlackListed with
+// 16 NO_PERMISSION "Can not update config in black list.", as Java does,
+// and ErrNotRuntime (a key that is not a run-time setting: a path, a peer,
+// a port) with 16 and the error's text as the remark.
+var (
+	ErrBlackListed = errors.New("key in the config black list")
+	ErrNotRuntime  = errors.New("not a run-time setting")
+)
 
 // ConfigStore is a node's configuration as 1009 and 1010 see it. It is
 // node-local (never replicated). Implementations must be safe for
@@ -68,6 +73,25 @@ type MemoryConfig struct {
 // configBlackList is read from the result once, as Java reads it at
 // start-up.
 func NewMemoryConfig(c *Config, extra map[string]string) *MemoryConfig {
+	props := JavaProperties(c, extra)
+	mc := &MemoryConfig{props: props, blackList: map[string]bool{}, runtime: c.Runtime()}
+	for _, k := range []string{keyConfigBlackList, "configStorePath", "rocketmqHome"} {
+		mc.blackList[k] = true
+	}
+	for _, k := range strings.Split(props[keyConfigBlackList], ";") {
+		if k = strings.TrimSpace(k); k != "" {
+			mc.blackList[k] = true
+		}
+	}
+	return mc
+}
+
+// JavaProperties lists c's settings under the keys a Java 5.3.3 controller
+// lists in 1010 (its ControllerConfig and NettyServerConfig fields, with
+// Java's field names: isProcessReadEvent, jraftConfig, listenPort the
+// broker-facing port), over extra (the start-up properties, whose keys
+// are listed too and lose to c's). A ConfigStore starts from it.
+func JavaProperties(c *Config, extra map[string]string) map[string]string {
 	props := make(map[string]string, len(extra)+48)
 	for k, v := range extra {
 		props[k] = v
@@ -131,16 +155,7 @@ func NewMemoryConfig(c *Config, extra map[string]string) *MemoryConfig {
 	for k, v := range javaOnlyDefaults {
 		setDefault(k, v)
 	}
-	mc := &MemoryConfig{props: props, blackList: map[string]bool{}, runtime: c.Runtime()}
-	for _, k := range []string{keyConfigBlackList, "configStorePath", "rocketmqHome"} {
-		mc.blackList[k] = true
-	}
-	for _, k := range strings.Split(props[keyConfigBlackList], ";") {
-		if k = strings.TrimSpace(k); k != "" {
-			mc.blackList[k] = true
-		}
-	}
-	return mc
+	return props
 }
 
 // javaOnlyDefaults are the keys of a Java 5.3.3 controller's 1010 that no
@@ -185,19 +200,25 @@ func jraftConfigText(m *membership.Membership) string {
 func (mc *MemoryConfig) Text() []byte {
 	mc.mu.Lock()
 	defer mc.mu.Unlock()
-	keys := make([]string, 0, len(mc.props))
-	for k := range mc.props {
+	return AppendJavaText(nil, mc.props)
+}
+
+// AppendJavaText appends props as a Java 1010 body: every key sorted,
+// key=value\n as Java's MixAll.properties2String writes them (no
+// escaping).
+func AppendJavaText(dst []byte, props map[string]string) []byte {
+	keys := make([]string, 0, len(props))
+	for k := range props {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	var out []byte
 	for _, k := range keys {
-		out = append(out, k...)
-		out = append(out, '=')
-		out = append(out, mc.props[k]...)
-		out = append(out, '\n')
+		dst = append(dst, k...)
+		dst = append(dst, '=')
+		dst = append(dst, props[k]...)
+		dst = append(dst, '\n')
 	}
-	return out
+	return dst
 }
 
 // Update implements ConfigStore.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rocketns/rocketns/core/controller"
+	"github.com/rocketns/rocketns/core/metrics"
 	"github.com/rocketns/rocketns/core/raftnode"
 	"github.com/rocketns/rocketns/core/raftnode/membership"
 	"github.com/rocketns/rocketns/core/remoting"
@@ -55,12 +56,25 @@ type Server struct {
 
 	notify *notifier
 
+	// applied is each set's latest election applied here (announceMu);
+	// announced the highest masterEpoch announced per set (writer only);
+	// reconcileDue and kick ask the writer to announce what was applied
+	// but not announced (announce.go).
+	announceMu   sync.Mutex
+	applied      map[string]appliedElection
+	announced    map[string]int32
+	reconcileDue atomic.Bool
+	kick         chan struct{}
+
 	// leaderStop ends the inactive-master scan of the current ready
 	// leadership (nil while not the ready leader).
 	leaderMu   sync.Mutex
 	leaderStop chan struct{}
 
 	counts counters
+	// requests and listener are the remoting port's counters (metrics.go).
+	requests *metrics.Requests
+	listener *metrics.Listener
 
 	closing atomic.Bool
 	stop    chan struct{}
@@ -78,16 +92,29 @@ func New(cfg Config) (*Server, error) {
 	}
 	m := cfg.Membership
 	s := &Server{
-		cfg:      cfg,
-		log:      cfg.Logger.With("controller", m.SelfID),
-		peers:    peersText(m),
-		live:     controller.NewLiveness(),
-		electing: map[string]bool{},
-		started:  make(chan struct{}),
-		stop:     make(chan struct{}),
-		noState:  controller.NewState(),
+		cfg:       cfg,
+		log:       cfg.Logger.With("controller", m.SelfID),
+		peers:     peersText(m),
+		live:      controller.NewLiveness(),
+		electing:  map[string]bool{},
+		started:   make(chan struct{}),
+		stop:      make(chan struct{}),
+		noState:   controller.NewState(),
+		applied:   map[string]appliedElection{},
+		announced: map[string]int32{},
+		kick:      make(chan struct{}, 1),
 	}
+	var codes []int32
+	for _, r := range s.routes() {
+		codes = append(codes, r.Code)
+	}
+	var err error
+	if s.requests, err = requestMetrics(codes); err != nil {
+		return nil, err
+	}
+	s.listener = metrics.NewListener(MetricsPrefix)
 	s.fsm = NewFSM(s.log)
+	s.fsm.elected = s.elected
 	s.store = cfg.Settings
 	if s.store == nil {
 		s.store = NewMemoryConfig(&s.cfg, nil)
@@ -120,7 +147,8 @@ func (s *Server) Start() (err error) {
 		MaxConnections: s.cfg.MaxConnections,
 		TLS:            s.cfg.TLS,
 		ConnClosed:     s.connClosed,
-		Observe:        s.cfg.Observe,
+		Observe:        s.observe,
+		Events:         s.listener.Events(),
 	}
 	if s.cfg.IdleTimeout > 0 {
 		opts.IdleTimeout = s.cfg.IdleTimeout
@@ -291,6 +319,7 @@ func (s *Server) onLeadership(ready bool) {
 	s.leaderStop = stop
 	s.wg.Add(1)
 	go s.runInactiveMasterScan(stop)
+	s.kickReconcile()
 	s.log.Info("controller: leader, serving leader requests")
 }
 

@@ -16,6 +16,11 @@ import (
 type counters struct {
 	electSuccess, electStillExist, electFailed, electCleared atomic.Uint64
 	busy                                                     atomic.Uint64
+	// unknownOutcome counts commits that timed out or lost leadership;
+	// reannounced the elections announced again after one (announce.go).
+	unknownOutcome, reannounced atomic.Uint64
+	// reconciles counts the reconcile passes finished (tests).
+	reconciles atomic.Uint64
 }
 
 // election counts one committed 1002 decision by its answer.
@@ -58,6 +63,11 @@ type Stats struct {
 	// Overloaded counts those refused with SYSTEM_BUSY.
 	QueuedRequests int
 	Overloaded     uint64
+	// UnknownOutcomes counts writes whose commit timed out or lost the
+	// leadership (answered SYSTEM_ERROR, their entry may still apply);
+	// Reannounced the elections announced by a later reconcile because
+	// their own notice was never sent.
+	UnknownOutcomes, Reannounced uint64
 }
 
 // Stats returns the node's figures (Raft's are zero before Start).
@@ -73,6 +83,8 @@ func (s *Server) Stats() Stats {
 		NotificationsFailed: s.notify.failed.Load(),
 		QueuedRequests:      len(s.jobs),
 		Overloaded:          s.counts.busy.Load(),
+		UnknownOutcomes:     s.counts.unknownOutcome.Load(),
+		Reannounced:         s.counts.reannounced.Load(),
 	}
 	select {
 	case <-s.started:

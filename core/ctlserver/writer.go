@@ -43,6 +43,12 @@ func (s *Server) runWriter() {
 		select {
 		case <-s.stop:
 			return
+		case <-s.kick:
+			// A new ready leadership: its barrier is applied, so the
+			// state holds every committed election.
+			if s.reconcileDue.Swap(false) && s.node.ReadyLeader() {
+				s.reconcile()
+			}
 		case j := <-s.jobs:
 			if j.elect != "" {
 				s.controllerElect(j.elect)
@@ -70,10 +76,17 @@ func (s *Server) commit(code int32, d decider, barrier bool) (controller.Decisio
 		return controller.Decision{}, errNotReady
 	}
 	if barrier || s.dirty {
+		wasDirty := s.dirty
 		if err := s.apply(emptyBatch); err != nil {
 			return controller.Decision{}, err
 		}
 		s.dirty = false
+		if wasDirty || s.reconcileDue.Swap(false) {
+			// An election whose outcome was unknown may have committed:
+			// its notice is due before the next decision, which would
+			// only find its master in place (2011) and say nothing.
+			s.reconcile()
+		}
 	}
 	dec := s.decide(d)
 	if len(dec.Events) > 0 {
@@ -98,6 +111,7 @@ func (s *Server) apply(entry []byte) error {
 	if err != nil {
 		if errors.Is(err, raftnode.ErrLeadershipLost) || errors.Is(err, raftnode.ErrTimeout) {
 			s.dirty = true
+			s.counts.unknownOutcome.Add(1)
 		}
 		return err
 	}
@@ -196,6 +210,7 @@ func (s *Server) controllerElect(brokerName string) {
 // roleChanged sends 1008 to the live members of the set whose master
 // changed, if notifyBrokerRoleChanged.
 func (s *Server) roleChanged(rc *controller.RoleChange) {
+	s.markAnnounced(rc.BrokerName, rc.MasterEpoch)
 	if !s.runtime().NotifyBrokerRoleChanged {
 		return
 	}

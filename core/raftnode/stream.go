@@ -63,7 +63,13 @@ type StreamLayer struct {
 // address peers dial to reach this node (its raft address in the
 // membership); raft tells followers the leader's address from it.
 func NewStreamLayer(advertise string, log *slog.Logger) (*StreamLayer, error) {
-	addr, err := net.ResolveTCPAddr("tcp", advertise)
+	// Checked, not resolved: a peer named by a host name (a StatefulSet
+	// pod's DNS name) may not resolve yet when its node starts, and raft
+	// only hands the text to peers, which dial it later.
+	host, port, err := net.SplitHostPort(advertise)
+	if err == nil && (host == "" || port == "") {
+		err = errors.New("want host:port")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("raft advertise address %q: %w", advertise, err)
 	}
@@ -71,7 +77,7 @@ func NewStreamLayer(advertise string, log *slog.Logger) (*StreamLayer, error) {
 		log = slog.Default()
 	}
 	return &StreamLayer{
-		advertise: advertisedAddr{text: advertise, tcp: addr},
+		advertise: advertisedAddr{text: advertise},
 		conns:     make(chan net.Conn),
 		closed:    make(chan struct{}),
 		log:       log,
@@ -112,7 +118,6 @@ func listenStream(bind, advertise string, log *slog.Logger, preambleTimeout time
 // for Addr().String(), which raft sends to peers.
 type advertisedAddr struct {
 	text string
-	tcp  *net.TCPAddr
 }
 
 func (a advertisedAddr) Network() string { return "tcp" }

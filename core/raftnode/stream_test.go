@@ -187,6 +187,10 @@ func TestStreamDialSendsPreamble(t *testing.T) {
 	if _, err := NewStreamLayer("no-port", nil); err == nil {
 		t.Fatal("NewStreamLayer accepted an address without a port")
 	}
+	// A host name that does not resolve (yet) is fine: peers dial it later.
+	if s, err := NewStreamLayer("ctl-0.ctl.invalid:9878", nil); err != nil || s.Addr().String() != "ctl-0.ctl.invalid:9878" {
+		t.Fatalf("unresolved host name: %v", err)
+	}
 }
 
 // After Close, Accept and Handoff fail and a handed connection is closed.

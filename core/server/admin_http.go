@@ -37,6 +37,10 @@ func (s *Server) ServeProfiles(h http.Handler) { s.adminHTTP.ServeProfiles(h) }
 // off or not started (useful with port 0).
 func (s *Server) AdminAddr() string { return s.adminHTTP.Addr() }
 
+// Admin is the admin listener, for another server of the process (an
+// embedded controller) to register its sections with before Start.
+func (s *Server) Admin() *adminhttp.Server { return s.adminHTTP }
+
 // AdminHandler serves the admin endpoints. The listener serves it; it is
 // exported for embedding the endpoints in another server.
 func (s *Server) AdminHandler() http.Handler { return s.adminHTTP.Handler() }

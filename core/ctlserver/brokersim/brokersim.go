@@ -42,6 +42,16 @@ type Config struct {
 	// ElectionPriority is brokerElectionPriority; 0 is Integer.MAX_VALUE.
 	ElectionPriority int32
 
+	// NamesrvAddrs is namesrvAddr: when set, the broker registers (103)
+	// with each NameServer once running, every RegisterInterval (30 s)
+	// and at once after each role change, as brokerId 0 while master and
+	// under its own id while slave, as a controller-mode Java broker does,
+	// with Topics besides its own (TBW102, the cluster's and its set's)
+	// as its topics (4 queues each, read and write).
+	NamesrvAddrs     []string
+	RegisterInterval time.Duration
+	Topics           []string
+
 	Log *slog.Logger
 }
 
@@ -57,6 +67,7 @@ func (c *Config) withDefaults() {
 	def(&c.HeartbeatTimeout, 10*time.Second)
 	def(&c.RetryInterval, 5*time.Second)
 	def(&c.RequestTimeout, 3*time.Second)
+	def(&c.RegisterInterval, 30*time.Second)
 	if c.ElectionPriority == 0 {
 		c.ElectionPriority = math.MaxInt32
 	}
@@ -106,16 +117,24 @@ type Broker struct {
 	state   State
 	clients map[string]*client.Client
 	notices []Notice
-	noticed chan struct{} // closed and replaced on each notice
-	ln      *remoting.Server
-	stop    chan struct{}
-	wg      sync.WaitGroup
+	epochs  []body.EpochEntry // one per masterEpoch adopted, for 1007
+	// reregister asks the NameServer registration loop for a
+	// registration now (a role change); dataVersion counts them.
+	reregister  chan struct{}
+	dataVersion int64
+	// lastHeartbeat is when heartbeatAll last finished.
+	lastHeartbeat time.Time
+	noticed       chan struct{} // closed and replaced on each notice
+	ln            *remoting.Server
+	stop          chan struct{}
+	wg            sync.WaitGroup
 }
 
 // New builds a broker; Start brings it up.
 func New(cfg Config) *Broker {
 	cfg.withDefaults()
-	return &Broker{cfg: cfg, log: cfg.Log.With("broker", cfg.BrokerName), clients: map[string]*client.Client{}, noticed: make(chan struct{})}
+	return &Broker{cfg: cfg, log: cfg.Log.With("broker", cfg.BrokerName), clients: map[string]*client.Client{}, noticed: make(chan struct{}),
+		reregister: make(chan struct{}, 1)}
 }
 
 // Addr is the broker's address, "" before the first Start.
@@ -142,7 +161,8 @@ func (b *Broker) Notices() []Notice {
 }
 
 // WaitNotice waits for a received 1008 (earlier ones included) that match
-// accepts.
+// accepts. match runs under the broker's lock: it must not call the
+// broker's methods.
 func (b *Broker) WaitNotice(ctx context.Context, match func(Notice) bool) (Notice, error) {
 	for {
 		b.mu.Lock()
@@ -186,7 +206,69 @@ func (b *Broker) Start(ctx context.Context) error {
 	go b.every(stop, b.cfg.HeartbeatInterval, b.cfg.HeartbeatInterval, b.heartbeatAll)
 	go b.every(stop, 3*time.Second, b.cfg.ReplicaInfoInterval, b.pollReplicaInfo)
 	go b.every(stop, 3*time.Second, b.cfg.MetadataInterval, func() { b.discoverLeader() })
+	if len(b.cfg.NamesrvAddrs) > 0 {
+		b.wg.Add(1)
+		go b.registerLoop(stop)
+	}
 	return nil
+}
+
+// registerLoop registers with the NameServers at once, then every
+// RegisterInterval and after each role change.
+func (b *Broker) registerLoop(stop <-chan struct{}) {
+	defer b.wg.Done()
+	t := time.NewTicker(b.cfg.RegisterInterval)
+	defer t.Stop()
+	for {
+		b.registerNamesrvs()
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		case <-b.reregister:
+		}
+	}
+}
+
+// registerNamesrvs sends one REGISTER_BROKER to each NameServer it can
+// reach.
+func (b *Broker) registerNamesrvs() {
+	b.mu.Lock()
+	st := b.state
+	b.dataVersion++
+	dv := body.DataVersion{Timestamp: time.Now().UnixMilli(), Counter: b.dataVersion}
+	b.mu.Unlock()
+	id := st.ID
+	if st.Master {
+		id = 0
+	}
+	acting := false
+	who := client.Broker{Cluster: b.cfg.Cluster, Name: b.cfg.BrokerName, Addr: b.Addr(), HAAddr: b.Addr(), ID: id,
+		EnableActingMaster: &acting, HeartbeatTimeoutMillis: 30000}
+	rb := &body.RegisterBroker{FilterServerList: []string{}, DataVersion: dv}
+	// A broker's own topics come too (one would be a lone topic, which a
+	// NameServer refuses in a first registration).
+	topics := []string{"TBW102", b.cfg.Cluster, b.cfg.BrokerName}
+	for _, t := range b.cfg.Topics {
+		if !slices.Contains(topics, t) {
+			topics = append(topics, t)
+		}
+	}
+	for _, t := range topics {
+		rb.Topics = append(rb.Topics, body.TopicConfig{TopicName: t, ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6})
+	}
+	for _, addr := range b.cfg.NamesrvAddrs {
+		c, err := b.conn(addr)
+		if err != nil {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), b.cfg.RequestTimeout)
+		if _, _, err := c.RegisterBroker(ctx, who, rb); err != nil {
+			b.log.Debug("broker registration failed", "namesrv", addr, "err", err)
+			b.drop(addr, c)
+		}
+		cancel()
+	}
 }
 
 // listen opens the broker's port (the same one on a restart).
@@ -198,9 +280,10 @@ func (b *Broker) listen() error {
 		addr = b.cfg.ListenAddr
 	}
 	ln, err := remoting.New(remoting.Options{
-		Addr:   addr,
-		Log:    b.log,
-		Routes: []remoting.Route{{Code: codec.NotifyBrokerRoleChanged, Handler: b.handleNotify}},
+		Addr: addr,
+		Log:  b.log,
+		Routes: []remoting.Route{{Code: codec.NotifyBrokerRoleChanged, Handler: b.handleNotify},
+			{Code: codec.GetBrokerEpochCache, Handler: b.handleEpochCache}},
 	})
 	if err != nil {
 		return err
@@ -213,6 +296,30 @@ func (b *Broker) listen() error {
 	b.addr = ln.Addr().String()
 	b.mu.Unlock()
 	return nil
+}
+
+// Hang stops the periodic traffic (heartbeats, polls, registrations) but
+// leaves every connection and the port open, as a broker that hung
+// without dying: the controller can only tell from the heartbeats'
+// timeout. Kill (then Start) brings it back.
+func (b *Broker) Hang() {
+	b.mu.Lock()
+	stop := b.stop
+	b.stop = nil
+	b.state.Running = false
+	b.mu.Unlock()
+	if stop != nil {
+		close(stop)
+	}
+	b.wg.Wait()
+}
+
+// LastHeartbeat is when the broker last sent its heartbeats (zero before
+// the first).
+func (b *Broker) LastHeartbeat() time.Time {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.lastHeartbeat
 }
 
 // Kill closes every connection at once, as a killed broker's do, and
@@ -356,6 +463,11 @@ func (b *Broker) adopt(h interface{ ExtValue(string) (string, bool) }, set []byt
 		return false
 	}
 	b.state.MasterID, b.state.MasterAddr, b.state.MasterEpoch = masterID, addr, epoch
+	b.epochs = append(b.epochs, body.EpochEntry{Epoch: epoch})
+	select {
+	case b.reregister <- struct{}{}:
+	default:
+	}
 	b.state.Master = masterID == b.state.ID
 	if ss != nil {
 		b.state.SyncStateSet, b.state.SyncStateSetEpoch = slices.Clone(ss.IDs), ss.Epoch
@@ -391,6 +503,25 @@ func (b *Broker) handleNotify(_ *remoting.Conn, req, _ *codec.Command) error {
 	close(b.noticed)
 	b.noticed = make(chan struct{})
 	b.mu.Unlock()
+	return nil
+}
+
+// handleEpochCache is GET_BROKER_EPOCH_CACHE (1007), as mqadmin
+// getBrokerEpoch asks a broker: one epoch entry per masterEpoch adopted
+// (no messages, so every offset is 0 and the last entry is open), and the
+// id 0 while master, as a Java broker reports it.
+func (b *Broker) handleEpochCache(_ *remoting.Conn, _, resp *codec.Command) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c := body.EpochEntryCache{ClusterName: b.cfg.Cluster, BrokerName: b.cfg.BrokerName, BrokerID: b.state.ID,
+		EpochList: slices.Clone(b.epochs)}
+	if b.state.Master {
+		c.BrokerID = 0
+	}
+	if n := len(c.EpochList); n > 0 {
+		c.EpochList[n-1].EndOffset = math.MaxInt64
+	}
+	resp.Body = body.AppendEpochEntryCache(nil, &c)
 	return nil
 }
 
@@ -441,6 +572,9 @@ func (b *Broker) heartbeatAll() {
 		}
 		cancel()
 	}
+	b.mu.Lock()
+	b.lastHeartbeat = time.Now()
+	b.mu.Unlock()
 }
 
 // pollReplicaInfo is the 1004 poll: a higher masterEpoch with a master is

@@ -12,6 +12,11 @@
 // the Java broker does. It stores no messages: offsets are 0, and the
 // heartbeat's epoch is the masterEpoch it last adopted (-1 before).
 //
+// Beside the controller it answers GET_BROKER_EPOCH_CACHE (1007) on its
+// port and, given NameServer addresses, registers with them (103) as
+// brokerId 0 while master, as a controller-mode Java broker does, so the
+// routes a NameServer serves follow the elections.
+//
 // Tests and benchmarks drive it: Start, Kill (every connection closes at
 // once, like kill -9), Start again (the broker keeps its id, as its
 // brokerIdentity file does), AlterSyncStateSet as the master, and the

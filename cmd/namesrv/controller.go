@@ -1,0 +1,304 @@
+// controller.go holds the controller: the standalone mode (namesrv
+// controller -c controller.conf, as Java's mqcontroller) and the node both
+// modes run, with its TLS material, persisted config, admin sections and
+// status page.
+
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rocketns/rocketns/codec/properties"
+	"github.com/rocketns/rocketns/core/adminhttp"
+	"github.com/rocketns/rocketns/core/certs"
+	"github.com/rocketns/rocketns/core/config"
+	"github.com/rocketns/rocketns/core/ctlserver"
+	"github.com/rocketns/rocketns/core/remoting"
+	"github.com/rocketns/rocketns/core/status"
+)
+
+// controllerMode is the first argument that runs a standalone controller.
+const controllerMode = "controller"
+
+// controllerBanner is Java's ControllerStartup line, which scripts wait for.
+const controllerBanner = "The Controller Server boot success. serializeType=JSON"
+
+// controllerNode is one controller node with what surrounds it in the
+// process: its TLS material (polled for reloads) and, standalone, an admin
+// listener of its own.
+type controllerNode struct {
+	srv   *ctlserver.Server
+	log   *slog.Logger
+	bind  string // bindAddress, named in the banner as the NameServer's is
+	tls   *certs.Material
+	admin *adminhttp.Server // standalone only; embedded, the NameServer's
+	stop  chan struct{}
+	wg    sync.WaitGroup
+}
+
+// newControllerNode builds the node cfg describes. admin, when set, is the
+// NameServer's admin listener, which gets the node's metrics, readiness
+// and status page (at /controller); otherwise the node gets a listener of
+// its own on adminListen, with its status page at /.
+func newControllerNode(cfg *config.Config, k *config.Controller, log *slog.Logger, admin *adminhttp.Server) (*controllerNode, error) {
+	sc := ctlserver.FromConfig(k)
+	sc.Logger = log
+	sc.Settings = ctlserver.NewFileConfig(&sc, k.StartupProperties(), k.ConfigStorePath, k.ConfigBlackList)
+	n := &controllerNode{log: log, bind: cfg.BindAddress, stop: make(chan struct{})}
+	var err error
+	if n.tls, err = certs.Load(cfg, log); err != nil {
+		return nil, err
+	}
+	if n.tls != nil {
+		sc.TLS = &remoting.TLS{Config: n.tls.Config(), Enforce: n.tls.Mode() == config.TLSEnforcing}
+	}
+	if n.srv, err = ctlserver.New(sc); err != nil {
+		return nil, err
+	}
+	path := "/controller"
+	if admin == nil {
+		admin = adminhttp.New(adminhttp.Options{Addr: cfg.AdminListen, Log: log})
+		n.admin = admin
+		path = "/"
+	}
+	n.srv.RegisterAdmin(admin)
+	admin.Handle(path, status.ControllerHandler(func() status.ControllerView { return controllerView(n.srv) }, path, time.Now))
+	log.Info("controller configuration", "style", k.Membership.Style.String(), "self", k.Membership.SelfID,
+		"serve", k.Membership.Self().ServeAddr, "raft", k.Membership.Self().RaftAddr, "peers", len(k.Membership.Peers),
+		"controllerStorePath", k.StorePath, "configStorePath", k.ConfigStorePath, "embedded", k.Embedded)
+	return n, nil
+}
+
+// controllerView is what the status page shows of s.
+func controllerView(s *ctlserver.Server) status.ControllerView {
+	st := s.Stats()
+	v := status.ControllerView{
+		ID: s.ID(),
+		Raft: status.ControllerRaft{State: st.Raft.State, ReadyLeader: st.Raft.ReadyLeader, LeaderID: st.Raft.LeaderID,
+			Term: st.Raft.Term, CommitIndex: st.Raft.CommitIndex, AppliedIndex: st.Raft.AppliedIndex, Voters: st.Raft.Voters,
+			Mismatch: st.Raft.MembershipMismatch, LastContact: st.Raft.LastContact},
+		Sets: st.Groups, SetsWithoutMaster: st.GroupsWithoutMaster, BrokersAlive: st.BrokersAlive,
+		Elections: status.ControllerElections{Success: st.Elections.Success, StillExist: st.Elections.StillExist,
+			Failed: st.Elections.Failed, Cleared: st.Elections.Cleared},
+		NotificationsSent: st.NotificationsSent, NotificationsFailed: st.NotificationsFailed,
+	}
+	for _, g := range s.Groups() {
+		cg := status.ControllerGroup{Cluster: g.Cluster, BrokerName: g.BrokerName, HasMaster: g.HasMaster, MasterID: g.MasterID,
+			MasterAddr: g.MasterAddr, MasterEpoch: g.MasterEpoch, SyncStateSet: g.SyncStateSet,
+			SyncStateSetEpoch: g.SyncStateSetEpoch, NextID: g.NextID}
+		for _, m := range g.Members {
+			cg.Members = append(cg.Members, status.ControllerMember{ID: m.ID, Addr: m.Addr, Master: m.Master, Alive: m.Alive,
+				LastHeartbeat: m.LastHeartbeat, Epoch: m.Epoch, MaxOffset: m.MaxOffset, ElectionPriority: m.ElectionPriority})
+		}
+		v.Groups = append(v.Groups, cg)
+	}
+	return v
+}
+
+// Start binds the node's admin listener (standalone), then the node.
+func (n *controllerNode) Start() error {
+	if n.admin != nil {
+		if err := n.admin.Listen(); err != nil {
+			return err
+		}
+	}
+	if err := n.srv.Start(); err != nil {
+		if n.admin != nil {
+			n.admin.Shutdown(context.Background())
+		}
+		return err
+	}
+	if n.admin != nil {
+		n.admin.Serve("/metrics, /healthz, /readyz and the controller status page /")
+	}
+	if n.tls != nil && n.tls.Watches() {
+		n.wg.Add(1)
+		go func() {
+			defer n.wg.Done()
+			t := time.NewTicker(certs.PollInterval)
+			defer t.Stop()
+			for {
+				select {
+				case <-n.stop:
+					return
+				case <-t.C:
+					n.tls.Poll()
+				}
+			}
+		}()
+	}
+	return nil
+}
+
+// Addr is the node's broker-facing address: the bind address with the
+// port bound.
+func (n *controllerNode) Addr() string {
+	_, port, _ := net.SplitHostPort(n.srv.Addr().String())
+	return net.JoinHostPort(n.bind, port)
+}
+
+// Shutdown stops the node, then its admin listener.
+func (n *controllerNode) Shutdown(ctx context.Context) error {
+	close(n.stop)
+	err := n.srv.Shutdown(ctx)
+	n.wg.Wait()
+	if n.admin != nil {
+		err = errors.Join(err, n.admin.Shutdown(ctx))
+	}
+	return err
+}
+
+// ServeProfiles and AdminAddr make a standalone node an adminServer.
+func (n *controllerNode) ServeProfiles(h http.Handler) { n.admin.ServeProfiles(h) }
+func (n *controllerNode) AdminAddr() string            { return n.admin.Addr() }
+
+// controllerOptions is the parsed command line of the controller mode.
+type controllerOptions struct {
+	configFile string
+	print      bool
+	overrides  []properties.Property
+}
+
+// parseControllerFlags is Java's mqcontroller command line (-c, -p, -h, -n
+// accepted and ignored) with rocketns's overrides (--set, and the keys an
+// operator types most).
+func parseControllerFlags(args []string, stdout, stderr io.Writer) (*controllerOptions, int) {
+	var o controllerOptions
+	var help bool
+	fs := flag.NewFlagSet("namesrv controller", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		out := fs.Output()
+		fmt.Fprintf(out, "usage: namesrv controller [-c FILE] [-p] [-h] [--KEY VALUE]... [--set KEY=VALUE]...\n\n"+
+			"Runs a RocketMQ 5.x controller node, as Java's mqcontroller; FILE is a Java controller.conf.\n\n")
+		fs.PrintDefaults()
+	}
+	for _, name := range []string{"c", "configFile"} {
+		fs.StringVar(&o.configFile, name, "", "Controller config properties `file`")
+	}
+	for _, name := range []string{"p", "printConfigItem"} {
+		fs.BoolVar(&o.print, name, false, "Print all config items and exit")
+	}
+	for _, name := range []string{"h", "help"} {
+		fs.BoolVar(&help, name, false, "Print help and exit")
+	}
+	for _, name := range []string{"n", "namesrvAddr"} {
+		fs.String(name, "", "Accepted for compatibility with Java's mqcontroller; ignored")
+	}
+	override := func(key, value string) error {
+		if err := config.DefaultController().Set(key, value); err != nil {
+			return err
+		}
+		o.overrides = append(o.overrides, properties.Property{Key: key, Value: value})
+		return nil
+	}
+	for _, key := range []string{"bindAddress", "logLevel", "logFormat", config.KeyAdminListen, config.KeyControllerStorePath} {
+		fs.Func(key, "Set "+key+", overriding the config file", func(v string) error { return override(key, v) })
+	}
+	fs.Func("set", "Set any config `key=value`, overriding the config file (repeatable)", func(v string) error {
+		key, value, ok := strings.Cut(v, "=")
+		if !ok || key == "" {
+			return fmt.Errorf("want key=value, got %q", v)
+		}
+		return override(key, value)
+	})
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, 0
+		}
+		return nil, 2
+	}
+	if help {
+		fs.SetOutput(stdout)
+		fs.Usage()
+		return nil, 0
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "namesrv controller: unexpected arguments: %q\n", fs.Args())
+		fs.Usage()
+		return nil, 2
+	}
+	return &o, 0
+}
+
+// runController is the standalone controller: the config layers (file,
+// ROCKETNS_ variables, flags) as for the NameServer, then the node until a
+// signal. It returns the exit code: 0 after a clean shutdown or -p/-h, 2
+// for a bad command line, 1 for anything else.
+func runController(args, environ []string, stdout, stderr io.Writer, signals <-chan os.Signal) int {
+	opts, code := parseControllerFlags(args, stdout, stderr)
+	if opts == nil {
+		return code
+	}
+	fail := func(code int, err error) int {
+		fmt.Fprintf(stderr, "namesrv controller: %v\n", err)
+		return code
+	}
+	loaded, err := config.Load(config.LoadInput{
+		File: opts.configFile, Environ: environ, Flags: opts.overrides,
+		Base: config.DefaultController(), KeepConfigStorePath: true,
+	})
+	if err != nil {
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(stderr, "namesrv controller: %s\n", line)
+		}
+		for _, w := range loaded.Warnings {
+			fmt.Fprintf(stderr, "namesrv controller: warning: %s\n", w)
+		}
+		return 1
+	}
+	cfg := loaded.Config
+	if opts.configFile != "" {
+		fmt.Fprintf(stdout, "load config properties file OK, %s\n", opts.configFile)
+	}
+	log, closeLog, err := newLogger(cfg, stderr)
+	if err != nil {
+		return fail(1, err)
+	}
+	defer closeLog()
+	for _, w := range loaded.Warnings {
+		log.Warn(w)
+	}
+	if len(loaded.Ignored) > 0 {
+		log.Info("config: Java settings rocketns does not use, kept as is: " + strings.Join(loaded.Ignored, ", "))
+	}
+	if opts.print {
+		_, _ = stdout.Write(cfg.AppendControllerText(nil))
+		return 0
+	}
+	k, err := cfg.Controller(false)
+	if err != nil {
+		return fail(1, err)
+	}
+	node, err := newControllerNode(cfg, k, log, nil)
+	if err != nil {
+		log.Error("cannot initialise the controller; fix the cause and start again", "err", err)
+		return 1
+	}
+	if err := node.Start(); err != nil {
+		log.Error("cannot start the controller; is the address in use?", "err", err,
+			"address", k.Membership.Self().ServeAddr, "adminListen", cfg.AdminListen)
+		return 1
+	}
+	log.Info(controllerBanner, "address", node.Addr())
+	fmt.Fprintf(stdout, "%s, address %s\n", controllerBanner, node.Addr())
+
+	sig := <-signals
+	log.Info("shutting down", "signal", fmt.Sprint(sig), "timeout", shutdownTimeout)
+	if !shutdown(node, log) {
+		return 1
+	}
+	log.Info("the controller has stopped")
+	return 0
+}

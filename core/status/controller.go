@@ -1,0 +1,297 @@
+// The controller's status page: this node's raft view, then each broker set
+// with its master, SyncStateSet, epochs and members, as HTML or JSON.
+
+package status
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ControllerView is what the controller's page shows of a node, taken
+// when the page is asked for. cmd/namesrv fills it from a ctlserver node,
+// so this package (part of the NameServer) stays apart from the raft
+// engine.
+type ControllerView struct {
+	ID   string
+	Raft ControllerRaft
+	// Sets counts the broker sets, SetsWithoutMaster those with none,
+	// BrokersAlive the brokers heard from in time (this node's view).
+	Sets, SetsWithoutMaster, BrokersAlive  int
+	Elections                              ControllerElections
+	NotificationsSent, NotificationsFailed uint64
+	Groups                                 []ControllerGroup
+}
+
+// ControllerRaft is the node's raft view.
+type ControllerRaft struct {
+	State        string `json:"raftState"`
+	ReadyLeader  bool   `json:"readyLeader"`
+	LeaderID     string `json:"leaderId"`
+	Term         uint64 `json:"term"`
+	CommitIndex  uint64 `json:"commitIndex"`
+	AppliedIndex uint64 `json:"appliedIndex"`
+	Voters       int    `json:"voters"`
+	Mismatch     bool   `json:"membershipMismatch,omitempty"`
+	// LastContact is when a follower last heard from its leader.
+	LastContact time.Time `json:"-"`
+}
+
+// ControllerElections counts the elections the node decided, by result.
+type ControllerElections struct {
+	Success    uint64 `json:"success"`
+	StillExist uint64 `json:"stillExist"`
+	Failed     uint64 `json:"failed"`
+	Cleared    uint64 `json:"cleared"`
+}
+
+// ControllerGroup is one broker set.
+type ControllerGroup struct {
+	Cluster, BrokerName string
+	HasMaster           bool
+	MasterID            int64
+	MasterAddr          string
+	MasterEpoch         int32
+	SyncStateSet        []int64
+	SyncStateSetEpoch   int32
+	NextID              int64
+	Members             []ControllerMember
+}
+
+// ControllerMember is one registered broker of a set; the liveness fields
+// are the node's own (zero when the broker is not in its table).
+type ControllerMember struct {
+	ID               int64
+	Addr             string
+	Master           bool
+	Alive            bool
+	LastHeartbeat    time.Time
+	Epoch            int32
+	MaxOffset        int64
+	ElectionPriority int32
+}
+
+type ctlHandler struct {
+	view func() ControllerView
+	path string
+	now  func() time.Time
+	tmpl *template.Template
+}
+
+// ControllerHandler serves the controller's status page at path ("/" on a
+// standalone controller, "/controller" beside the NameServer's page) from
+// view, called once per page; ?format=json answers the same data as JSON.
+// Other paths are 404, other methods 405.
+func ControllerHandler(view func() ControllerView, path string, now func() time.Time) http.Handler {
+	return &ctlHandler{view: view, path: path, now: now, tmpl: template.Must(template.New("controller").Parse(controllerHTML))}
+}
+
+// ctlPage is what both renderings show; "-" fields are text for the HTML.
+type ctlPage struct {
+	Now       int64     `json:"now"` // unix ms
+	Generated string    `json:"-"`
+	Node      ctlNode   `json:"node"`
+	Groups    []ctlSet  `json:"brokerSets"`
+	Counts    ctlCounts `json:"counts"`
+}
+
+type ctlNode struct {
+	ID string `json:"id"`
+	ControllerRaft
+	ContactAgo string `json:"-"`
+}
+
+type ctlCounts struct {
+	Groups              int                 `json:"brokerSets"`
+	GroupsWithoutMaster int                 `json:"brokerSetsWithoutMaster"`
+	BrokersAlive        int                 `json:"brokersAlive"`
+	Elections           ControllerElections `json:"elections"`
+	NotificationsSent   uint64              `json:"notificationsSent"`
+	NotificationsFailed uint64              `json:"notificationsFailed"`
+}
+
+type ctlSet struct {
+	Cluster           string      `json:"clusterName"`
+	BrokerName        string      `json:"brokerName"`
+	HasMaster         bool        `json:"hasMaster"`
+	MasterID          int64       `json:"masterBrokerId,omitempty"`
+	MasterAddr        string      `json:"masterAddress,omitempty"`
+	MasterEpoch       int32       `json:"masterEpoch"`
+	SyncStateSet      []int64     `json:"syncStateSet"`
+	SyncStateSetEpoch int32       `json:"syncStateSetEpoch"`
+	NextID            int64       `json:"nextBrokerId"`
+	Members           []ctlMember `json:"members"`
+	MasterAlive       bool        `json:"-"`
+	SyncText          string      `json:"-"`
+}
+
+type ctlMember struct {
+	ID               int64  `json:"brokerId"`
+	Addr             string `json:"addr"`
+	Role             string `json:"role"` // master, in-sync or out-of-sync
+	Alive            bool   `json:"alive"`
+	LastHeartbeat    int64  `json:"lastHeartbeat,omitempty"` // unix ms
+	Epoch            int32  `json:"epoch"`
+	MaxOffset        int64  `json:"maxOffset"`
+	ElectionPriority int32  `json:"electionPriority"`
+	Age              string `json:"-"`
+}
+
+func (h *ctlHandler) build() *ctlPage {
+	now := h.now()
+	v := h.view()
+	p := &ctlPage{
+		Now:       now.UnixMilli(),
+		Generated: now.UTC().Format(time.RFC3339),
+		Node:      ctlNode{ID: v.ID, ControllerRaft: v.Raft},
+		Counts: ctlCounts{Groups: v.Sets, GroupsWithoutMaster: v.SetsWithoutMaster, BrokersAlive: v.BrokersAlive,
+			Elections: v.Elections, NotificationsSent: v.NotificationsSent, NotificationsFailed: v.NotificationsFailed},
+		Groups: []ctlSet{},
+	}
+	if !v.Raft.LastContact.IsZero() {
+		p.Node.ContactAgo = Age(now.Sub(v.Raft.LastContact).Milliseconds())
+	}
+	for _, g := range v.Groups {
+		set := ctlSet{Cluster: g.Cluster, BrokerName: g.BrokerName, HasMaster: g.HasMaster, MasterEpoch: g.MasterEpoch,
+			SyncStateSet: g.SyncStateSet, SyncStateSetEpoch: g.SyncStateSetEpoch, NextID: g.NextID, Members: []ctlMember{}}
+		if set.SyncStateSet == nil {
+			set.SyncStateSet = []int64{}
+		}
+		if g.HasMaster {
+			set.MasterID, set.MasterAddr = g.MasterID, g.MasterAddr
+		}
+		ids := make([]string, len(g.SyncStateSet))
+		for i, id := range g.SyncStateSet {
+			ids[i] = strconv.FormatInt(id, 10)
+		}
+		set.SyncText = "{" + strings.Join(ids, ", ") + "}"
+		for _, m := range g.Members {
+			row := ctlMember{ID: m.ID, Addr: m.Addr, Role: "out-of-sync", Alive: m.Alive, Epoch: m.Epoch,
+				MaxOffset: m.MaxOffset, ElectionPriority: m.ElectionPriority, Age: "not alive"}
+			switch {
+			case m.Master:
+				row.Role = "master"
+				set.MasterAlive = m.Alive
+			case slices.Contains(g.SyncStateSet, m.ID):
+				row.Role = "in-sync"
+			}
+			if !m.LastHeartbeat.IsZero() {
+				row.LastHeartbeat = m.LastHeartbeat.UnixMilli()
+				row.Age = Age(now.Sub(m.LastHeartbeat).Milliseconds())
+				if !m.Alive {
+					row.Age += ", expired"
+				}
+			}
+			set.Members = append(set.Members, row)
+		}
+		p.Groups = append(p.Groups, set)
+	}
+	return p
+}
+
+func (h *ctlHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != h.path {
+		http.NotFound(w, r)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed: the status page is read-only", http.StatusMethodNotAllowed)
+		return
+	}
+	format := r.URL.Query().Get("format")
+	if format != "" && format != "html" && format != "json" {
+		http.Error(w, "unknown format: want html or json", http.StatusBadRequest)
+		return
+	}
+	p := h.build()
+	var buf bytes.Buffer
+	hdr := w.Header()
+	if format == "json" {
+		enc := json.NewEncoder(&buf)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(p); err != nil {
+			http.Error(w, fmt.Sprintf("encode status: %v", err), http.StatusInternalServerError)
+			return
+		}
+		hdr.Set("Content-Type", "application/json")
+	} else {
+		if err := h.tmpl.Execute(&buf, p); err != nil {
+			http.Error(w, fmt.Sprintf("render status: %v", err), http.StatusInternalServerError)
+			return
+		}
+		hdr.Set("Content-Type", "text/html; charset=utf-8")
+		hdr.Set("Content-Security-Policy", csp)
+	}
+	hdr.Set("Cache-Control", "no-store")
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	hdr.Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(buf.Bytes())
+	}
+}
+
+// controllerHTML is rendered by html/template, which escapes every value
+// (broker names and addresses come from brokers). Row classes (set,
+// member) are what tests find rows by.
+const controllerHTML = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>rocketns controller {{.Node.ID}}</title>
+<style>
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;background:#fff}
+h1{font-size:1.4em}h2{font-size:1.2em;margin-top:1.5em}h3{font-size:1.05em}
+table{border-collapse:collapse;margin:.4em 0 1em}
+th,td{border:1px solid #ccc;padding:.2em .6em;text-align:left;white-space:nowrap}
+th{background:#f2f2f2}
+td.num{text-align:right}
+tr.nomaster td,tr.deadmaster td{background:#fde2e2}
+tr.dead td{color:#888}
+.muted{color:#666}
+</style>
+</head>
+<body>
+<h1>rocketns controller {{.Node.ID}}</h1>
+<p class="muted">Generated {{.Generated}}. Broker liveness is this node's own view (each node hears every broker's heartbeats).</p>
+<table id="node">
+<tr><th>Raft state</th><td>{{.Node.State}}{{if .Node.ReadyLeader}} (serving leader requests){{end}}</td></tr>
+<tr><th>Leader</th><td id="leader">{{if .Node.LeaderID}}{{.Node.LeaderID}}{{else}}none known{{end}}</td></tr>
+<tr><th>Term</th><td class="num">{{.Node.Term}}</td></tr>
+<tr><th>Commit / applied index</th><td class="num">{{.Node.CommitIndex}} / {{.Node.AppliedIndex}}</td></tr>
+<tr><th>Voters</th><td class="num">{{.Node.Voters}}{{if .Node.Mismatch}} (differs from the configured peers){{end}}</td></tr>
+{{if .Node.ContactAgo}}<tr><th>Last contact with the leader</th><td>{{.Node.ContactAgo}}</td></tr>{{end}}
+<tr><th>Broker sets</th><td class="num">{{.Counts.Groups}} ({{.Counts.GroupsWithoutMaster}} without a master)</td></tr>
+<tr><th>Brokers alive</th><td class="num">{{.Counts.BrokersAlive}}</td></tr>
+<tr><th>Elections decided here</th><td>{{.Counts.Elections.Success}} new master, {{.Counts.Elections.StillExist}} kept, {{.Counts.Elections.Failed}} failed, {{.Counts.Elections.Cleared}} cleared</td></tr>
+<tr><th>Role change notices</th><td>{{.Counts.NotificationsSent}} sent, {{.Counts.NotificationsFailed}} failed</td></tr>
+</table>
+
+<h2>Broker sets</h2>
+{{if .Groups}}
+<table id="sets">
+<tr><th>Cluster</th><th>Broker set</th><th>Master</th><th>Master address</th><th>Master epoch</th><th>SyncStateSet</th><th>Set epoch</th><th>Next id</th></tr>
+{{range .Groups}}<tr class="set{{if not .HasMaster}} nomaster{{else if not .MasterAlive}} deadmaster{{end}}"><td>{{.Cluster}}</td><td>{{.BrokerName}}</td><td class="num">{{if .HasMaster}}{{.MasterID}}{{else}}none{{end}}</td><td>{{.MasterAddr}}</td><td class="num">{{.MasterEpoch}}</td><td>{{.SyncText}}</td><td class="num">{{.SyncStateSetEpoch}}</td><td class="num">{{.NextID}}</td></tr>
+{{end}}</table>
+{{range .Groups}}
+<h3>{{.BrokerName}} <span class="muted">({{.Cluster}})</span></h3>
+<table class="members">
+<tr><th>ID</th><th>Address</th><th>Role</th><th>Last heartbeat</th><th>Epoch</th><th>Max offset</th><th>Election priority</th></tr>
+{{range .Members}}<tr class="member{{if not .Alive}} dead{{end}}"><td class="num">{{.ID}}</td><td>{{.Addr}}</td><td>{{.Role}}</td><td>{{.Age}}</td><td class="num">{{.Epoch}}</td><td class="num">{{.MaxOffset}}</td><td class="num">{{.ElectionPriority}}</td></tr>
+{{end}}</table>
+{{end}}
+{{else}}
+<p id="no-sets">No broker set is registered.</p>
+{{end}}
+</body>
+</html>
+`
