@@ -191,12 +191,12 @@ func (p *Policy) Authorize(class Class, req *codec.Command, peer string) (Grant,
 	return p.verifySigned(class, req, peer)
 }
 
-// authorizeBroker checks a broker-side code. With signatures required for
-// it (broker writes, or every broker code with BrokerRegistration) it
-// must come from a broker or admin network, when any is set, and be
-// signed. Otherwise a broker network admits it unsigned, and a valid
-// broker account's signature admits it from anywhere; a request that
-// carries a signature must verify, wherever it comes from.
+// authorizeBroker checks a broker-side code. A broker (or admin) network
+// admits it, and so does a valid signature of a broker or admin account,
+// from anywhere; a request that carries a signature must verify, wherever
+// it comes from. With signatures on, broker writes (104, 217) must be
+// signed. With BrokerRegistration every broker code must be signed and,
+// when a network is set, come from one: both must pass.
 func (p *Policy) authorizeBroker(class Class, req *codec.Command, peer string) (Grant, error) {
 	if !p.Enabled() {
 		return Grant{}, nil
@@ -204,13 +204,13 @@ func (p *Policy) authorizeBroker(class Class, req *codec.Command, peer string) (
 	addr := PeerAddr(peer)
 	hasNets := len(p.brokerFrom) > 0 || len(p.allowFrom) > 0
 	fromNet := allowed(p.brokerFrom, addr) || allowed(p.allowFrom, addr)
-	if p.signatures && (class == ClassBrokerWrite || p.brokers) {
+	if p.signatures && p.brokers {
 		if hasNets && !fromNet {
 			return Grant{}, p.deny(req, ReasonAddress, class, peer)
 		}
 		return p.verifySigned(class, req, peer)
 	}
-	if p.signatures && hasCredentials(req) {
+	if p.signatures && (class == ClassBrokerWrite || hasCredentials(req)) {
 		return p.verifySigned(class, req, peer)
 	}
 	if fromNet {
@@ -485,7 +485,7 @@ func (d *Denial) Error() string {
 	case ReasonForeign:
 		return fmt.Sprintf("%s: the signed request %s: a signature made for another code, replayed?", what, d.Detail)
 	case ReasonTakeover:
-		return fmt.Sprintf("%s: %s is registered by another connection with other credentials", what, d.Detail)
+		return fmt.Sprintf("%s: %s is registered with other credentials; only the same account, an admin or an account bound to its brokerName may replace or remove it", what, d.Detail)
 	}
 	return what
 }

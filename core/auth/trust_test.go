@@ -176,15 +176,16 @@ func TestBrokerAllowFrom(t *testing.T) {
 	f(p, ClassBrokerReport, report, "10.2.2.3:1", ReasonAddress)
 	f(p, ClassBrokerReport, signed(103, "broker-key", "broker-secret", "{}", "brokerName", "x"), "10.2.2.3:1", 0)
 	f(p, ClassBrokerReport, signed(103, "broker-key", "bad-secret1", "{}", "brokerName", "x"), "10.1.2.3:1", ReasonBadSignature)
-	// Broker writes and, with BrokerRegistration, reports: network and
-	// signature.
+	// Broker writes must be signed, from anywhere; with
+	// BrokerRegistration every broker code needs network and signature.
 	f(p, ClassBrokerWrite, unreg, "10.1.2.3:1", ReasonUnsigned)
-	f(p, ClassBrokerWrite, signed(104, "broker-key", "broker-secret", "", "brokerName", "x"), "10.2.2.3:1", ReasonAddress)
+	f(p, ClassBrokerWrite, signed(104, "broker-key", "broker-secret", "", "brokerName", "x"), "10.2.2.3:1", 0)
 	f(p, ClassBrokerWrite, signed(104, "broker-key", "broker-secret", "", "brokerName", "x"), "10.1.2.3:1", 0)
 	p = boundPolicy(t, Options{BrokerAllowFrom: brokers, BrokerRegistration: true})
 	f(p, ClassBrokerReport, report, "10.1.2.3:1", ReasonUnsigned)
 	f(p, ClassBrokerReport, signed(103, "broker-key", "broker-secret", "{}"), "10.2.2.3:1", ReasonAddress)
 	f(p, ClassBrokerReport, signed(103, "broker-key", "broker-secret", "{}"), "10.1.2.3:1", 0)
+	f(p, ClassBrokerWrite, signed(104, "broker-key", "broker-secret", ""), "10.2.2.3:1", ReasonAddress)
 
 	d := denied(t, mustPolicy(t, Options{AllowFrom: admins}).Check(ClassBrokerReport, report, "10.2.2.3:1"), ReasonAddress)
 	if msg := d.Error(); msg != "no permission for REGISTER_BROKER (103): source address 10.2.2.3:1 is not in brokerAllowCIDRs or adminAllowCIDRs" {
