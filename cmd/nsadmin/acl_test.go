@@ -78,3 +78,37 @@ func TestHelpListsCredentialsFlags(t *testing.T) {
 		}
 	}
 }
+
+// -strictSign signs in the strict scheme, which a NameServer with
+// aclStrictSignature requires; the compat scheme is refused there.
+func TestStrictSignFlag(t *testing.T) {
+	ns := startNSWith(t, func(cfg *config.Config, dir string) {
+		cfg.AuthorizationEnable = true
+		cfg.ACLStrictSignature = true
+		cfg.ACLFile = filepath.Join(dir, "acl")
+		if err := os.WriteFile(cfg.ACLFile, []byte("rocketmq2:12345678:admin\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	put := []string{"updateKvConfig", "-n", ns, "-s", "ns", "-k", "k", "-v", "v", "-accessKey", "rocketmq2", "-secretKey", "12345678"}
+	fails(t, exitFail, []string{"must sign with the strict scheme"}, put...)
+	ok(t, append(put, "-strictSign")...)
+	fails(t, exitUsage, []string{"-strictSign needs -accessKey"}, "updateKvConfig", "-n", ns, "-s", "ns", "-k", "k", "-v", "v", "-strictSign")
+	// From the environment.
+	var stdout, stderr bytes.Buffer
+	getenv := func(k string) string {
+		if k == "ROCKETMQ_STRICT_SIGN" {
+			return "true"
+		}
+		return ""
+	}
+	if code := runEnv([]string{"deleteKvConfig", "-n", ns, "-s", "ns", "-k", "k", "-accessKey", "rocketmq2", "-secretKey", "12345678"}, &stdout, &stderr, getenv); code != exitOK {
+		t.Fatalf("ROCKETMQ_STRICT_SIGN=true: exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(ok(t, "help", "updateKvConfig"), "-strictSign") {
+		t.Fatal("help lacks -strictSign")
+	}
+}

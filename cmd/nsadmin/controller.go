@@ -274,6 +274,7 @@ func parseController(cmd *ctlCommand, args []string, getenv func(string) string)
 	timeout := fs.Duration("timeout", defaultTimeout, "")
 	accessKey := fs.String("accessKey", "", "")
 	secretKey := fs.String("secretKey", "", "")
+	strictSign := fs.Bool("strictSign", false, "")
 	var tf tlsFlags
 	fs.BoolVar(&tf.on, "tls", false, "")
 	fs.StringVar(&tf.ca, "tlsCA", "", "")
@@ -355,7 +356,7 @@ func parseController(cmd *ctlCommand, args []string, getenv func(string) string)
 		}
 	}
 	var err error
-	if r.in.creds, err = credentials(r.in, *accessKey, *secretKey, getenv); err != nil {
+	if r.in.creds, err = credentials(r.in, *accessKey, *secretKey, *strictSign, getenv); err != nil {
 		return nil, err
 	}
 	if r.in.tls, err = tf.config(r.in, getenv); err != nil {

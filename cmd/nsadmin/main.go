@@ -138,6 +138,7 @@ func parse(cmd *command, args []string, getenv func(string) string) (*input, err
 	timeout := fs.Duration("timeout", defaultTimeout, "")
 	accessKey := fs.String("accessKey", "", "")
 	secretKey := fs.String("secretKey", "", "")
+	strictSign := fs.Bool("strictSign", false, "")
 	var tf tlsFlags
 	fs.BoolVar(&tf.on, "tls", false, "")
 	fs.StringVar(&tf.ca, "tlsCA", "", "")
@@ -215,7 +216,7 @@ func parse(cmd *command, args []string, getenv func(string) string) (*input, err
 		return nil, err
 	}
 	in.addrs = addrs
-	if in.creds, err = credentials(in, *accessKey, *secretKey, getenv); err != nil {
+	if in.creds, err = credentials(in, *accessKey, *secretKey, *strictSign, getenv); err != nil {
 		return nil, err
 	}
 	if in.tls, err = tf.config(in, getenv); err != nil {
@@ -250,8 +251,13 @@ func parse(cmd *command, args []string, getenv func(string) string) (*input, err
 
 // credentials reads the ACL account that signs every request: the flags,
 // else ROCKETMQ_ACCESS_KEY / ROCKETMQ_SECRET_KEY (which keep the secret out
-// of the process list). None means unsigned requests.
-func credentials(in *input, ak, sk string, getenv func(string) string) (client.Credentials, error) {
+// of the process list). None means unsigned requests. -strictSign (or
+// ROCKETMQ_STRICT_SIGN=true) signs in rocketns's strict scheme.
+func credentials(in *input, ak, sk string, strict bool, getenv func(string) string) (client.Credentials, error) {
+	if !in.set["strictSign"] {
+		v := strings.TrimSpace(getenv("ROCKETMQ_STRICT_SIGN"))
+		strict = v == "1" || strings.EqualFold(v, "true")
+	}
 	if !in.set["accessKey"] {
 		ak = getenv("ROCKETMQ_ACCESS_KEY")
 	}
@@ -262,7 +268,10 @@ func credentials(in *input, ak, sk string, getenv func(string) string) (client.C
 	if (ak == "") != (sk == "") {
 		return client.Credentials{}, usagef("-accessKey and -secretKey (or ROCKETMQ_ACCESS_KEY and ROCKETMQ_SECRET_KEY) go together")
 	}
-	return client.Credentials{AccessKey: ak, SecretKey: sk}, nil
+	if strict && ak == "" {
+		return client.Credentials{}, usagef("-strictSign needs -accessKey and -secretKey (or ROCKETMQ_ACCESS_KEY and ROCKETMQ_SECRET_KEY)")
+	}
+	return client.Credentials{AccessKey: ak, SecretKey: sk, Strict: strict}, nil
 }
 
 // tlsFlags are the command line's TLS settings before the environment

@@ -22,6 +22,8 @@ func printCommonFlags(tw io.Writer) {
 		{"-timeout d", "deadline per NameServer for connect and answer (default 3s)"},
 		{"-accessKey ak", "sign requests with this ACL account (default: $ROCKETMQ_ACCESS_KEY)"},
 		{"-secretKey sk", "its secret key (default: $ROCKETMQ_SECRET_KEY, which keeps it out of ps)"},
+		{"-strictSign", "sign in rocketns's strict scheme (code, time and nonce signed; rocketns only)"},
+		{"", "(default: $ROCKETMQ_STRICT_SIGN)"},
 		{"-tls", "connect over TLS, for tls.server.mode=enforcing (default: $ROCKETMQ_TLS)"},
 		{"-tlsCA file", "PEM CAs to verify the NameServer's certificate against (default: $ROCKETMQ_TLS_CA;"},
 		{"", "without it the system's roots)"},

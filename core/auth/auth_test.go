@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -58,16 +59,16 @@ func TestParseAccounts(t *testing.T) {
 			t.Fatalf("ParseAccounts(%q) = %+v, want %+v", text, got, want)
 		}
 		for i := range got {
-			if got[i] != want[i] {
+			if !reflect.DeepEqual(got[i], want[i]) {
 				t.Fatalf("ParseAccounts(%q)[%d] = %+v, want %+v", text, i, got[i], want[i])
 			}
 		}
 	}
 	f("", nil)
-	f("# comment\n\n  rocketmq2:12345678:admin  \n", []Account{{"rocketmq2", "12345678", RoleAdmin}})
+	f("# comment\n\n  rocketmq2:12345678:admin  \n", []Account{{AccessKey: "rocketmq2", SecretKey: "12345678", Role: RoleAdmin}})
 	f("broker-a : s3cr:et:x : broker\r\nviewer1:readonly-pw:readonly\n", []Account{
-		{"broker-a", "s3cr:et:x", RoleBroker},
-		{"viewer1", "readonly-pw", RoleReadOnly},
+		{AccessKey: "broker-a", SecretKey: "s3cr:et:x", Role: RoleBroker},
+		{AccessKey: "viewer1", SecretKey: "readonly-pw", Role: RoleReadOnly},
 	})
 }
 
@@ -184,9 +185,9 @@ func signed(code int32, ak, sk string, body string, ext ...string) *codec.Comman
 }
 
 var testAccounts = []Account{
-	{"admin-key", "admin-secret", RoleAdmin},
-	{"broker-key", "broker-secret", RoleBroker},
-	{"reader-key", "reader-secret", RoleReadOnly},
+	{AccessKey: "admin-key", SecretKey: "admin-secret", Role: RoleAdmin},
+	{AccessKey: "broker-key", SecretKey: "broker-secret", Role: RoleBroker},
+	{AccessKey: "reader-key", SecretKey: "reader-secret", Role: RoleReadOnly},
 }
 
 func mustPolicy(t *testing.T, o Options) *Policy {
@@ -222,9 +223,14 @@ func TestPolicySignatures(t *testing.T) {
 	// Open codes need nothing, whatever they carry.
 	f(ClassOpen, signed(105, "", "", "", "topic", "T"), 0)
 	f(ClassOpen, signed(101, "nobody-key", "wrong-secret", "", kv...), 0)
-	// Broker reports are open unless BrokerRegistration.
-	f(ClassBrokerReport, signed(103, "", "", "{}"), 0)
-	f(ClassBrokerReport, signed(904, "", "", ""), 0)
+	// Without BrokerRegistration, broker reports pass from a broker
+	// network or with a broker account's signature; with no network set,
+	// only signed.
+	f(ClassBrokerReport, signed(103, "", "", "{}"), ReasonAddress)
+	f(ClassBrokerReport, signed(904, "", "", ""), ReasonAddress)
+	f(ClassBrokerReport, signed(103, "broker-key", "broker-secret", "{}"), 0)
+	f(ClassBrokerReport, signed(103, "broker-key", "wrong-secret", "{}"), ReasonBadSignature)
+	f(ClassBrokerReport, signed(103, "reader-key", "reader-secret", "{}"), ReasonRole)
 
 	f(ClassAdmin, signed(100, "admin-key", "admin-secret", "", kv...), 0)
 	f(ClassAdmin, signed(318, "admin-key", "admin-secret", "orderMessageEnable=true\n"), 0)
@@ -283,7 +289,10 @@ func TestPolicyAllowFrom(t *testing.T) {
 	f(cidr, ClassAdmin, signed(205, "", "", ""), "127.0.0.2:1", ReasonAddress)
 	f(cidr, ClassAdmin, signed(205, "", "", ""), "garbage", ReasonAddress)
 	f(cidr, ClassOpen, signed(105, "", "", "", "topic", "T"), "192.168.0.1:1234", 0)
-	f(cidr, ClassBrokerReport, signed(103, "", "", "{}"), "192.168.0.1:1234", 0)
+	// Broker codes too: brokerAllowCIDRs defaults to adminAllowCIDRs.
+	f(cidr, ClassBrokerReport, signed(103, "", "", "{}"), "192.168.0.1:1234", ReasonAddress)
+	f(cidr, ClassBrokerReport, signed(322, "", "", "{}"), "10.1.1.1:1234", 0)
+	f(cidr, ClassBrokerWrite, signed(104, "", "", ""), "192.168.0.1:1234", ReasonAddress)
 
 	// Both: the address first (an outsider learns nothing about accounts),
 	// then the signature.
@@ -303,9 +312,9 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		}
 	}
 	f(Options{Signatures: true}, "no account")
-	f(Options{Accounts: []Account{{"admin-key", "admin-secret", RoleAdmin}, {"admin-key", "other-secret", RoleBroker}}}, "twice")
-	f(Options{Accounts: []Account{{"admin-key", "short", RoleAdmin}}}, "secretKey")
-	f(Options{Accounts: []Account{{"admin-key", "admin-secret", 0}}}, "no role")
+	f(Options{Accounts: []Account{{AccessKey: "admin-key", SecretKey: "admin-secret", Role: RoleAdmin}, {AccessKey: "admin-key", SecretKey: "other-secret", Role: RoleBroker}}}, "twice")
+	f(Options{Accounts: []Account{{AccessKey: "admin-key", SecretKey: "short", Role: RoleAdmin}}}, "secretKey")
+	f(Options{Accounts: []Account{{AccessKey: "admin-key", SecretKey: "admin-secret", Role: 0}}}, "no role")
 
 	p := mustPolicy(t, Options{})
 	if p.Enabled() {
@@ -339,8 +348,8 @@ func TestDenialRemark(t *testing.T) {
 // mqadmin's default account: each passes as an admin code for an admin,
 // and is refused for its role, not its signature, for a reader.
 func TestPolicyAcceptsJavaAdmin(t *testing.T) {
-	admin := mustPolicy(t, Options{Signatures: true, Accounts: []Account{{"rocketmq2", "12345678", RoleAdmin}}})
-	reader := mustPolicy(t, Options{Signatures: true, Accounts: []Account{{"rocketmq2", "12345678", RoleReadOnly}}})
+	admin := mustPolicy(t, Options{Signatures: true, Accounts: []Account{{AccessKey: "rocketmq2", SecretKey: "12345678", Role: RoleAdmin}}})
+	reader := mustPolicy(t, Options{Signatures: true, Accounts: []Account{{AccessKey: "rocketmq2", SecretKey: "12345678", Role: RoleReadOnly}}})
 	n := 0
 	forEachSignedRecordedRequest(t, func(c *codec.Command) {
 		n++

@@ -92,3 +92,57 @@ func hasExt(c *codec.Command, key string) bool {
 	_, ok := c.ExtValue(key)
 	return ok
 }
+
+// With Credentials.Strict every request carries the strict scheme's fields,
+// a new nonce each time, and verifies under a policy that requires it.
+func TestStrictCredentials(t *testing.T) {
+	s := startFake(t)
+	got := serve(t, s, func(req *codec.Command) *codec.Command { return reply(req, 0, "") })
+	c := dial(t, s.addr())
+	ctx := context.Background()
+	p, err := auth.New(auth.Options{Signatures: true, Strict: true,
+		Accounts: []auth.Account{{AccessKey: "admin-key", SecretKey: "admin-secret", Role: auth.RoleAdmin}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetCredentials(Credentials{AccessKey: "admin-key", SecretKey: "admin-secret", Strict: true})
+	req := &codec.Command{Code: codec.AddWritePermOfBroker}
+	req.SetExt("brokerName", "broker-a")
+	nonces := map[string]bool{}
+	for i := 0; i < 2; i++ {
+		// The same Command twice: re-signed with a new nonce, so both pass.
+		if _, err := c.Invoke(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+		r := <-got
+		if err := p.Check(auth.ClassAdmin, r, "127.0.0.1:1"); err != nil {
+			t.Fatalf("send %d: %v (ext %+v)", i, err, r.Ext)
+		}
+		n, _ := r.ExtValue(auth.FieldSignNonce)
+		nonces[n] = true
+		if len(r.Ext) != 6 {
+			t.Fatalf("ext %+v: want brokerName and five signing fields", r.Ext)
+		}
+		// As another code it does not verify.
+		r.Code = codec.WipeWritePermOfBroker
+		if err := p.Check(auth.ClassAdmin, r, "127.0.0.1:1"); err == nil {
+			t.Fatal("a strict 327 verified as a 205")
+		}
+	}
+	if len(nonces) != 2 {
+		t.Fatalf("nonces %v: want two different", nonces)
+	}
+	// Back to the compat scheme: the strict fields go.
+	c.SetCredentials(Credentials{AccessKey: "admin-key", SecretKey: "admin-secret"})
+	if _, err := c.Invoke(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	r := <-got
+	if hasExt(r, auth.FieldSignScheme) || hasExt(r, auth.FieldSignNonce) || hasExt(r, auth.FieldSignTime) {
+		t.Fatalf("compat request keeps strict fields: %+v", r.Ext)
+	}
+	sig, _ := r.ExtValue(auth.FieldSignature)
+	if !auth.Verify("admin-secret", r.Ext, r.Body, sig) {
+		t.Fatal("compat signature does not verify")
+	}
+}

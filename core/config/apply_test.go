@@ -30,11 +30,14 @@ func TestDefault(t *testing.T) {
 	// Java's GET_NAMESRV_CONFIG with defaults (5.x, sorted), plus rocketns's
 	// own keys (frame, log, limits, TLS, admin listener).
 	want := `aclFile=
+aclStrictSignature=false
+aclStrictWindowSeconds=300
 adminAllowCIDRs=
 adminListen=
 authorizationEnable=false
 authorizeBrokerRegistration=false
 bindAddress=0.0.0.0
+brokerAllowCIDRs=
 clientRequestThreadPoolNums=8
 clientRequestThreadPoolQueueCapacity=50000
 clusterTest=false

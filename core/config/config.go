@@ -52,6 +52,10 @@ type Config struct {
 	ACLFile                     string // aclFile: accessKey:secretKey:role lines
 	AuthorizeBrokerRegistration bool   // authorizeBrokerRegistration: 103/322/904 need one too
 	AdminAllowCIDRs             string // adminAllowCIDRs: protected codes only from these networks
+	// Broker trust (README "Security"), also start-up only.
+	BrokerAllowCIDRs       string // brokerAllowCIDRs: brokers' codes from these networks; "" = adminAllowCIDRs
+	ACLStrictSignature     bool   // aclStrictSignature: every account must use the strict signature scheme
+	ACLStrictWindowSeconds int    // aclStrictWindowSeconds: how far a strict signature's time may be from now
 
 	// Limits (rocketns's own; see README "Limits").
 	MaxConnections            int // maxConnections: connections beyond it are closed at accept

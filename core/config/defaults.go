@@ -54,6 +54,8 @@ func Default() *Config {
 
 		TLSServerNeedClientAuth: "none",
 
+		ACLStrictWindowSeconds: 300,
+
 		Extra: make(map[string]string, len(javaOnlyDefaults)),
 	}
 	for _, d := range javaOnlyDefaults {

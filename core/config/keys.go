@@ -107,6 +107,9 @@ var knownKeys = []Key{
 	strKey("aclFile", OriginRocketns, false, func(c *Config) *string { return &c.ACLFile }),
 	boolKey("authorizeBrokerRegistration", OriginRocketns, false, func(c *Config) *bool { return &c.AuthorizeBrokerRegistration }),
 	strKey("adminAllowCIDRs", OriginRocketns, false, func(c *Config) *string { return &c.AdminAllowCIDRs }),
+	strKey("brokerAllowCIDRs", OriginRocketns, false, func(c *Config) *string { return &c.BrokerAllowCIDRs }),
+	boolKey("aclStrictSignature", OriginRocketns, false, func(c *Config) *bool { return &c.ACLStrictSignature }),
+	intKey("aclStrictWindowSeconds", OriginRocketns, false, func(c *Config) *int { return &c.ACLStrictWindowSeconds }),
 
 	intKey("maxConnections", OriginRocketns, false, func(c *Config) *int { return &c.MaxConnections }),
 	intKey("maxPendingResponseBytes", OriginRocketns, false, func(c *Config) *int { return &c.MaxPendingResponseBytes }),

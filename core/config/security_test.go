@@ -46,6 +46,12 @@ func TestValidateSecurity(t *testing.T) {
 	f("", "")
 	f("adminAllowCIDRs=10.0.0.0/8, 127.0.0.1\n", "")
 	f("adminAllowCIDRs=10.0.0.0/33\n", "adminAllowCIDRs")
+	f("brokerAllowCIDRs=10.0.0.0/8, ::/0\n", "")
+	f("brokerAllowCIDRs=broker-host\n", "brokerAllowCIDRs")
+	f("aclStrictWindowSeconds=0\n", "aclStrictWindowSeconds=0")
+	f("aclStrictWindowSeconds=86401\n", "want 1 to 86400")
+	f("aclStrictSignature=true\n", "needs authorizationEnable=true")
+	f("authorizationEnable=true\naclFile="+good+"\naclStrictSignature=true\naclStrictWindowSeconds=30\n", "")
 	f("authorizationEnable=true\n", "needs aclFile")
 	f("authorizationEnable=true\naclFile="+good+"\n", "")
 	f("authorizationEnable=true\naclFile="+empty+"\n", "holds no account")
@@ -58,7 +64,8 @@ func TestValidateSecurity(t *testing.T) {
 // None of the authorization keys may be changed by UPDATE_NAMESRV_CONFIG: a
 // peer must not be able to switch checks off or point them at its own file.
 func TestSecurityKeysAreNotRuntime(t *testing.T) {
-	for _, k := range []string{"authorizationEnable", "aclFile", "authorizeBrokerRegistration", "adminAllowCIDRs"} {
+	for _, k := range []string{"authorizationEnable", "aclFile", "authorizeBrokerRegistration", "adminAllowCIDRs",
+		"brokerAllowCIDRs", "aclStrictSignature", "aclStrictWindowSeconds"} {
 		key, ok := LookupKey(k)
 		if !ok || key.Live || IsRuntimeKey(k) {
 			t.Errorf("%s: known=%v live=%v runtime=%v", k, ok, key.Live, IsRuntimeKey(k))

@@ -5,6 +5,7 @@ package route
 
 import (
 	"container/heap"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -21,6 +22,7 @@ type liveInfo struct {
 	haAddr     string
 	name       string // brokerName and id of the latest registration, a
 	id         int64  // hint for finding the group on expiry
+	owner      string // the credentials of the latest registration (Registration.Owner)
 	idx        int    // position in the expiry heap
 }
 
@@ -216,15 +218,27 @@ type unregReq struct {
 // Without a live entry there is nothing newer to protect and the request
 // applies as in Java.
 func (t *Table) Unregister(cluster, addr, name string, id int64) (evs []Eviction, fenced bool) {
+	evs, fenced, _ = t.UnregisterAs(cluster, addr, name, id, "", true)
+	return evs, fenced
+}
+
+// UnregisterAs is Unregister for a request with credentials owner (see
+// Registration.Owner): when the address's live registration was made with
+// other credentials it changes nothing and returns ErrTakeover, unless
+// override (the credentials own the broker name by configuration).
+func (t *Table) UnregisterAs(cluster, addr, name string, id int64, owner string, override bool) (evs []Eviction, fenced bool, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if li := t.live[addrKey{cluster, addr}]; !override && li != nil && li.owner != owner {
+		return nil, false, fmt.Errorf("unregister %s id %d: %w", name, id, ErrTakeover)
+	}
 	t.begin()
 	defer t.settle()
 	r := unregReq{cluster: cluster, addr: addr, name: name, id: id}
 	if li := t.live[addrKey{cluster, addr}]; li != nil && (li.name != name || li.id != id) {
 		r.newer = li
 	}
-	return t.unregister([]unregReq{r}, ReasonUnregistered), r.newer != nil
+	return t.unregister([]unregReq{r}, ReasonUnregistered), r.newer != nil, nil
 }
 
 // ScanExpired evicts every broker whose lastUpdate + timeout < now (strictly

@@ -28,6 +28,16 @@ type Registration struct {
 	EnableActingMaster                                      *bool // nil = old (4.x) broker
 	Body                                                    *body.RegisterBroker
 	Conn                                                    ConnID
+	// Owner names the credentials the registration came with (the
+	// account that signed it; "" for none) and Override says they own the
+	// broker name by configuration (an admin, an account bound to the
+	// name). A registration whose Owner differs from that of a live
+	// registration it would replace, at its address or of its brokerId
+	// at another address, is refused with ErrTakeover unless Override.
+	// With no signatures every Owner is "" and nothing changes: Java's
+	// rules, as the differential suites check them.
+	Owner    string
+	Override bool
 }
 
 // RegisterResult is what a registration produced.
@@ -76,6 +86,9 @@ func (t *Table) Register(r *Registration) (RegisterResult, error) {
 	// map's keys, so duplicates of one topic are one topic.
 	if g := t.groups[name]; (g == nil || !g.has(r.BrokerID)) && singleTopic(rb.Topics) {
 		return res, fmt.Errorf("register %s/%s id %d at %s: %w", cluster, name, r.BrokerID, addr, ErrFirstSingleTopic)
+	}
+	if !r.Override && t.takesOver(r) {
+		return res, fmt.Errorf("register %s id %d: %w", name, r.BrokerID, ErrTakeover)
 	}
 	t.begin()
 	defer t.settle()
@@ -194,6 +207,12 @@ func (t *Table) Register(r *Registration) (RegisterResult, error) {
 	if timeout <= 0 {
 		timeout = t.opts.DefaultBrokerTimeout
 	}
+	owner := r.Owner
+	if li := t.live[key]; li != nil && li.owner == owner {
+		owner = li.owner // already owned
+	} else {
+		owner = strings.Clone(owner)
+	}
 	t.setLive(key, &liveInfo{
 		lastUpdate: now,
 		timeout:    timeout,
@@ -202,6 +221,7 @@ func (t *Table) Register(r *Registration) (RegisterResult, error) {
 		haAddr:     strings.Clone(r.HAServerAddr),
 		name:       name,
 		id:         r.BrokerID,
+		owner:      owner,
 	})
 	t.at("register: live")
 
@@ -219,6 +239,31 @@ func (t *Table) Register(r *Registration) (RegisterResult, error) {
 		res.MinIDChange = minIDChange(name, g.addrs, "", strings.Clone(r.HAServerAddr))
 	}
 	return res, nil
+}
+
+// takesOver reports whether r would replace a live registration made with
+// other credentials: the one at its own address (whatever broker it is
+// of), or the one of its brokerId at another address. Called under mu.
+func (t *Table) takesOver(r *Registration) bool {
+	if li := t.live[addrKey{r.Cluster, r.BrokerAddr}]; li != nil && li.owner != r.Owner {
+		return true
+	}
+	g := t.groups[r.BrokerName]
+	if g == nil {
+		return false
+	}
+	old, ok := g.addrOf(r.BrokerID)
+	if !ok || old == r.BrokerAddr {
+		return false
+	}
+	// The live entry is keyed by the cluster its registration named,
+	// which is the group's unless a registration named another one.
+	for _, c := range []string{r.Cluster, g.cluster} {
+		if li := t.live[addrKey{c, old}]; li != nil && li.owner != r.Owner {
+			return true
+		}
+	}
+	return false
 }
 
 // afterGroupChange publishes the view of name (and of the groups in extra)

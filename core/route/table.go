@@ -43,6 +43,11 @@ const syncBrokerMemberPrefix = "rmq_sys_SYNC_BROKER_MEMBER_"
 // set.
 var ErrFirstSingleTopic = errors.New("single-topic registration before the broker's first full registration")
 
+// ErrTakeover refuses a registration or unregistration that would replace
+// or remove a broker registered with other credentials (see
+// Registration.Owner).
+var ErrTakeover = errors.New("broker registered with other credentials")
+
 // ErrNegativeBrokerID rejects a registration with a brokerId below 0. Java
 // takes it, but brokers only send 0 (master) or a slave's id from 1, and a
 // negative id breaks the rule that the smallest id tells whether a group

@@ -6,7 +6,9 @@ package server
 import (
 	"errors"
 	"os"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/core/auth"
@@ -25,58 +27,72 @@ type authState struct {
 	err    error
 }
 
+// authEnabled reports whether the configuration asks for any check.
+func (s *Server) authEnabled() bool {
+	return s.cfg.AuthorizationEnable || s.cfg.AdminAllowCIDRs != "" || s.cfg.BrokerAllowCIDRs != ""
+}
+
 // guard is the handler of c behind the authorization check c's class
 // needs; with authorization off, and for open codes, it is the handler
 // itself, so they cost nothing. A refused request gets NO_PERMISSION (not
-// sent for a oneway request, which is simply not applied).
+// sent for a oneway request, which is simply not applied). A code whose
+// handler needs to know who asked (c.granted) is handed the grant.
 func (s *Server) guard(c requestCode) remoting.Handler {
 	class := c.auth
-	switch {
-	case class == auth.ClassOpen,
-		class == auth.ClassBrokerReport && !s.cfg.AuthorizeBrokerRegistration,
-		!s.cfg.AuthorizationEnable && s.cfg.AdminAllowCIDRs == "":
+	if class == auth.ClassOpen || !s.authEnabled() {
 		return c.handler
+	}
+	if g := c.granted; g != nil {
+		return func(conn *remoting.Conn, req, resp *codec.Command) error {
+			grant, ok := s.checkAuthorization(class, conn, req, resp)
+			if !ok {
+				return nil
+			}
+			return g(conn, req, resp, grant)
+		}
 	}
 	h := c.handler
 	return func(conn *remoting.Conn, req, resp *codec.Command) error {
-		if !s.checkAuthorization(class, conn, req, resp) {
+		if _, ok := s.checkAuthorization(class, conn, req, resp); !ok {
 			return nil
 		}
 		return h(conn, req, resp)
 	}
 }
 
-func (s *Server) checkAuthorization(class auth.Class, c *remoting.Conn, req, resp *codec.Command) bool {
+func (s *Server) checkAuthorization(class auth.Class, c *remoting.Conn, req, resp *codec.Command) (auth.Grant, bool) {
 	p, err := s.authPolicy()
 	if err != nil {
 		// Fail closed: a policy that cannot be built protects nothing, and
 		// serving protected codes unchecked is what the operator turned off.
-		if class == auth.ClassBrokerReport && !s.cfg.AuthorizeBrokerRegistration {
-			return true
-		}
 		resp.Code = codec.NoPermission
 		resp.Remark = "no permission for " + codec.RequestCodeName(req.Code) + ": authorization is misconfigured on this NameServer"
 		resp.Body = nil
 		s.metrics.authRefusal(0)
 		s.log.Error("request refused: authorization misconfigured", "code", req.Code, "peer", c.Peer(), "err", err)
-		return false
+		return auth.Grant{}, false
 	}
-	err = p.Check(class, req, c.Peer())
+	grant, err := p.Authorize(class, req, c.Peer())
 	if err == nil {
-		return true
+		return grant, true
 	}
 	var d *auth.Denial
 	if !errors.As(err, &d) {
 		d = &auth.Denial{Code: req.Code}
 	}
+	s.refuseAuthorization(c, req, resp, d)
+	return auth.Grant{}, false
+}
+
+// refuseAuthorization answers NO_PERMISSION for d, counts and logs it.
+func (s *Server) refuseAuthorization(c *remoting.Conn, req, resp *codec.Command, d *auth.Denial) {
 	resp.Code = codec.NoPermission
-	resp.Remark = err.Error()
+	resp.Remark = d.Error()
 	resp.Body = nil
 	s.metrics.authRefusal(d.Reason)
 	s.log.Warn("request refused: not authorized",
 		"code", req.Code, "request", codec.RequestCodeName(req.Code), "peer", c.Peer(),
 		"account", d.AccessKey, "reason", d.Reason.String(), "oneway", req.IsOneway())
-	return false
 }
 
 // authPolicy builds the policy once.
@@ -90,7 +106,15 @@ func (s *Server) authPolicy() (*auth.Policy, error) {
 		}
 		s.log.Info("authorization on", "signatures", s.cfg.AuthorizationEnable,
 			"acl_file", s.cfg.ACLFile, "broker_registration", s.cfg.AuthorizeBrokerRegistration,
-			"admin_allow_cidrs", s.cfg.AdminAllowCIDRs)
+			"admin_allow_cidrs", s.cfg.AdminAllowCIDRs, "broker_allow_cidrs", s.brokerAllowCIDRs(),
+			"strict_signature", s.cfg.ACLStrictSignature)
+		if s.cfg.AuthorizationEnable && s.brokerAllowCIDRs() == "" {
+			s.log.Warn("brokerAllowCIDRs is empty: only brokers that sign with a broker account can register")
+		}
+		if u := a.policy.UnboundBrokers(); len(u) > 0 {
+			s.log.Warn("broker accounts bound to no brokerName may register as any broker; bind them in aclFile (accessKey brokers=...)",
+				"accounts", strings.Join(u, ","))
+		}
 		if s.cfg.AuthorizationEnable {
 			if fi, err := os.Stat(s.cfg.ACLFile); err == nil && fi.Mode().Perm()&0o077 != 0 {
 				s.log.Warn("aclFile holds secret keys but others may read it; chmod 600 it",
@@ -101,8 +125,21 @@ func (s *Server) authPolicy() (*auth.Policy, error) {
 	return a.policy, a.err
 }
 
+// brokerAllowCIDRs is brokerAllowCIDRs, or adminAllowCIDRs when it is not
+// set.
+func (s *Server) brokerAllowCIDRs() string {
+	if strings.TrimSpace(s.cfg.BrokerAllowCIDRs) != "" {
+		return s.cfg.BrokerAllowCIDRs
+	}
+	return s.cfg.AdminAllowCIDRs
+}
+
 func buildPolicy(cfg *config.Config) (*auth.Policy, error) {
 	nets, err := auth.ParseCIDRs(cfg.AdminAllowCIDRs)
+	if err != nil {
+		return nil, err
+	}
+	brokers, err := auth.ParseCIDRs(cfg.BrokerAllowCIDRs)
 	if err != nil {
 		return nil, err
 	}
@@ -110,6 +147,9 @@ func buildPolicy(cfg *config.Config) (*auth.Policy, error) {
 		Signatures:         cfg.AuthorizationEnable,
 		BrokerRegistration: cfg.AuthorizeBrokerRegistration,
 		AllowFrom:          nets,
+		BrokerAllowFrom:    brokers, // nil: the admin networks
+		Strict:             cfg.ACLStrictSignature,
+		StrictWindow:       time.Duration(cfg.ACLStrictWindowSeconds) * time.Second,
 	}
 	if cfg.AuthorizationEnable {
 		if cfg.ACLFile == "" {

@@ -91,7 +91,9 @@ func TestAuthorizationOffByDefault(t *testing.T) {
 }
 
 func TestAuthorizationOverTheWire(t *testing.T) {
-	s, logs := startAuthServer(t, authConfig(t))
+	cfg := authConfig(t)
+	cfg.BrokerAllowCIDRs = "127.0.0.0/8"
+	s, logs := startAuthServer(t, cfg)
 	ctx := context.Background()
 	anon := dialClient(t, s.Addr(), client.Credentials{})
 	adminC := dialClient(t, s.Addr(), client.Credentials{AccessKey: "admin-key", SecretKey: "admin-secret"})
@@ -142,8 +144,9 @@ func TestAuthorizationOverTheWire(t *testing.T) {
 		t.Fatal("unsigned 319 served")
 	}
 
-	// Brokers register unsigned (authorizeBrokerRegistration is off), but
-	// an unregistration must be signed by a broker or admin account.
+	// Brokers register unsigned from brokerAllowCIDRs
+	// (authorizeBrokerRegistration is off), but an unregistration must be
+	// signed by a broker or admin account.
 	b := client.Broker{Cluster: "c1", Name: "broker-a", Addr: "127.0.0.1:10911", HAAddr: "127.0.0.1:10912", Version: 409}
 	rb := &body.RegisterBroker{FilterServerList: []string{}, DataVersion: body.DataVersion{Counter: 1, Timestamp: 1},
 		Topics: []body.TopicConfig{
@@ -165,8 +168,11 @@ func TestAuthorizationOverTheWire(t *testing.T) {
 	if n, err := adminC.WipeWritePerm(ctx, "broker-a"); err != nil || n != 2 {
 		t.Fatalf("admin wipe: %d, %v", n, err)
 	}
-	if err := brokerC.UnregisterBroker(ctx, b); err != nil {
-		t.Fatalf("broker-signed unregistration: %v", err)
+	// A broker account may not remove a broker registered without it; an
+	// admin may.
+	refusal(t, brokerC.UnregisterBroker(ctx, b), "UNREGISTER_BROKER (104)", "registered with other credentials")
+	if err := adminC.UnregisterBroker(ctx, b); err != nil {
+		t.Fatalf("admin-signed unregistration: %v", err)
 	}
 	if _, err := anon.Route(ctx, "T1"); err == nil {
 		t.Fatal("route still there after the signed unregistration")

@@ -35,6 +35,18 @@ type requestCode struct {
 	handler remoting.Handler
 	class   class
 	auth    auth.Class
+	// granted, when set, is the handler behind the authorization check:
+	// it is told who asked (the registration's owner, a bound account's
+	// brokers). handler is then granted with no grant.
+	granted grantedHandler
+}
+
+// grantedHandler is a handler that acts on who asked.
+type grantedHandler func(c *remoting.Conn, req, resp *codec.Command, g auth.Grant) error
+
+// withGrant lets a grantedHandler serve unchecked requests as nobody's.
+func withGrant(h grantedHandler) remoting.Handler {
+	return func(c *remoting.Conn, req, resp *codec.Command) error { return h(c, req, resp, auth.Grant{}) }
 }
 
 // codeTable is every request code the NameServer serves. Its name is
@@ -42,29 +54,29 @@ type requestCode struct {
 // UNKNOWN, in the admin class, open to everyone.
 func (s *Server) codeTable() []requestCode {
 	return []requestCode{
-		{codec.PutKVConfig, s.handlePutKV, classAdmin, auth.ClassAdmin},
-		{codec.GetKVConfig, s.handleGetKV, classAdmin, auth.ClassOpen},
-		{codec.DeleteKVConfig, s.handleDeleteKV, classAdmin, auth.ClassAdmin},
-		{codec.RegisterBroker, s.handleRegister, classRegistration, auth.ClassBrokerReport},
-		{codec.UnregisterBroker, s.handleUnregister, classRegistration, auth.ClassBrokerWrite},
-		{codec.GetRouteInfoByTopic, s.handleRoute, classRoute, auth.ClassOpen},
-		{codec.GetBrokerClusterInfo, s.handleClusterInfo, classAdmin, auth.ClassOpen},
-		{codec.WipeWritePermOfBroker, s.handleWipeWritePerm, classAdmin, auth.ClassAdmin},
-		{codec.GetAllTopicListFromNameServer, s.handleAllTopicList, classAdmin, auth.ClassOpen},
-		{codec.DeleteTopicInNamesrv, s.handleDeleteTopic, classAdmin, auth.ClassAdmin},
-		{codec.RegisterTopicInNamesrv, s.handleRegisterTopic, classAdmin, auth.ClassBrokerWrite},
-		{codec.GetKVListByNamespace, s.handleKVList, classAdmin, auth.ClassOpen},
-		{codec.GetTopicsByCluster, s.handleTopicsByCluster, classAdmin, auth.ClassOpen},
-		{codec.GetSystemTopicListFromNS, s.handleSystemTopicList, classAdmin, auth.ClassOpen},
-		{codec.GetUnitTopicList, s.unitTopicHandler(route.UnitTopics), classAdmin, auth.ClassOpen},
-		{codec.GetHasUnitSubTopicList, s.unitTopicHandler(route.HasUnitSubTopics), classAdmin, auth.ClassOpen},
-		{codec.GetHasUnitSubUnUnitTopicList, s.unitTopicHandler(route.HasUnitSubUnunitTopics), classAdmin, auth.ClassOpen},
-		{codec.UpdateNamesrvConfig, s.handleUpdateConfig, classAdmin, auth.ClassAdmin},
-		{codec.GetNamesrvConfig, s.handleGetConfig, classAdmin, auth.ClassConfigRead},
-		{codec.QueryDataVersion, s.handleQueryDataVersion, classRegistration, auth.ClassBrokerReport},
-		{codec.AddWritePermOfBroker, s.handleAddWritePerm, classAdmin, auth.ClassAdmin},
-		{codec.GetBrokerMemberGroup, s.handleBrokerMemberGroup, classAdmin, auth.ClassOpen},
-		{codec.BrokerHeartbeat, s.handleHeartbeat, classRegistration, auth.ClassBrokerReport},
+		{codec.PutKVConfig, s.handlePutKV, classAdmin, auth.ClassAdmin, nil},
+		{codec.GetKVConfig, s.handleGetKV, classAdmin, auth.ClassOpen, nil},
+		{codec.DeleteKVConfig, s.handleDeleteKV, classAdmin, auth.ClassAdmin, nil},
+		{codec.RegisterBroker, withGrant(s.handleRegister), classRegistration, auth.ClassBrokerReport, s.handleRegister},
+		{codec.UnregisterBroker, withGrant(s.handleUnregister), classRegistration, auth.ClassBrokerWrite, s.handleUnregister},
+		{codec.GetRouteInfoByTopic, s.handleRoute, classRoute, auth.ClassOpen, nil},
+		{codec.GetBrokerClusterInfo, s.handleClusterInfo, classAdmin, auth.ClassOpen, nil},
+		{codec.WipeWritePermOfBroker, s.handleWipeWritePerm, classAdmin, auth.ClassAdmin, nil},
+		{codec.GetAllTopicListFromNameServer, s.handleAllTopicList, classAdmin, auth.ClassOpen, nil},
+		{codec.DeleteTopicInNamesrv, s.handleDeleteTopic, classAdmin, auth.ClassAdmin, nil},
+		{codec.RegisterTopicInNamesrv, withGrant(s.handleRegisterTopic), classAdmin, auth.ClassBrokerWrite, s.handleRegisterTopic},
+		{codec.GetKVListByNamespace, s.handleKVList, classAdmin, auth.ClassOpen, nil},
+		{codec.GetTopicsByCluster, s.handleTopicsByCluster, classAdmin, auth.ClassOpen, nil},
+		{codec.GetSystemTopicListFromNS, s.handleSystemTopicList, classAdmin, auth.ClassOpen, nil},
+		{codec.GetUnitTopicList, s.unitTopicHandler(route.UnitTopics), classAdmin, auth.ClassOpen, nil},
+		{codec.GetHasUnitSubTopicList, s.unitTopicHandler(route.HasUnitSubTopics), classAdmin, auth.ClassOpen, nil},
+		{codec.GetHasUnitSubUnUnitTopicList, s.unitTopicHandler(route.HasUnitSubUnunitTopics), classAdmin, auth.ClassOpen, nil},
+		{codec.UpdateNamesrvConfig, s.handleUpdateConfig, classAdmin, auth.ClassAdmin, nil},
+		{codec.GetNamesrvConfig, s.handleGetConfig, classAdmin, auth.ClassConfigRead, nil},
+		{codec.QueryDataVersion, s.handleQueryDataVersion, classRegistration, auth.ClassBrokerReport, nil},
+		{codec.AddWritePermOfBroker, s.handleAddWritePerm, classAdmin, auth.ClassAdmin, nil},
+		{codec.GetBrokerMemberGroup, s.handleBrokerMemberGroup, classAdmin, auth.ClassOpen, nil},
+		{codec.BrokerHeartbeat, s.handleHeartbeat, classRegistration, auth.ClassBrokerReport, nil},
 	}
 }
 

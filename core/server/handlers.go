@@ -13,6 +13,7 @@ import (
 
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/codec/body"
+	"github.com/rocketns/rocketns/core/auth"
 	"github.com/rocketns/rocketns/core/remoting"
 	"github.com/rocketns/rocketns/core/route"
 )
@@ -136,7 +137,9 @@ func readBrokerHeader(req *codec.Command) (h brokerHeader, err error) {
 	return h, err
 }
 
-func (s *Server) handleRegister(c *remoting.Conn, req, resp *codec.Command) error {
+// handleRegister is REGISTER_BROKER; g is who signed it (nobody when
+// unsigned), the owner the route table records for the broker.
+func (s *Server) handleRegister(c *remoting.Conn, req, resp *codec.Command, g auth.Grant) error {
 	resp.HasExt = true // Java attaches RegisterBrokerResponseHeader: extFields is {} for a master
 	h, err := readBrokerHeader(req)
 	if err != nil {
@@ -179,9 +182,17 @@ func (s *Server) handleRegister(c *remoting.Conn, req, resp *codec.Command) erro
 		EnableActingMaster:     optBool(req, "enableActingMaster"),
 		Body:                   rb,
 		Conn:                   route.ConnID(c.ID()),
+		Owner:                  g.AccessKey,
+		Override:               g.Owns(h.name),
 	})
 	if errors.Is(err, route.ErrFirstSingleTopic) {
 		return refuse(codec.SystemError, "register broker failed")
+	}
+	if errors.Is(err, route.ErrTakeover) {
+		s.refuseAuthorization(c, req, resp, &auth.Denial{Code: req.Code, Reason: auth.ReasonTakeover,
+			Class: auth.ClassBrokerReport, AccessKey: g.AccessKey, Peer: c.Peer(),
+			Detail: echoed(h.name) + " id " + strconv.FormatInt(h.id, 10)})
+		return nil
 	}
 	if err != nil {
 		return err
@@ -209,12 +220,20 @@ func (s *Server) handleRegister(c *remoting.Conn, req, resp *codec.Command) erro
 	return nil
 }
 
-func (s *Server) handleUnregister(c *remoting.Conn, req, resp *codec.Command) error {
+// handleUnregister is UNREGISTER_BROKER; g is who signed it: a broker
+// registered with other credentials stays.
+func (s *Server) handleUnregister(c *remoting.Conn, req, resp *codec.Command, g auth.Grant) error {
 	h, err := readBrokerHeader(req)
 	if err != nil {
 		return err
 	}
-	evs, fenced := s.routes.Unregister(h.cluster, h.addr, h.name, h.id)
+	evs, fenced, err := s.routes.UnregisterAs(h.cluster, h.addr, h.name, h.id, g.AccessKey, g.Owns(h.name))
+	if errors.Is(err, route.ErrTakeover) {
+		s.refuseAuthorization(c, req, resp, &auth.Denial{Code: req.Code, Reason: auth.ReasonTakeover,
+			Class: auth.ClassBrokerWrite, AccessKey: g.AccessKey, Peer: c.Peer(),
+			Detail: echoed(h.name) + " id " + strconv.FormatInt(h.id, 10)})
+		return nil
+	}
 	if fenced {
 		// Still SUCCESS: the broker asked to go, and the registration it
 		// meant is already gone.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/codec/body"
+	"github.com/rocketns/rocketns/core/auth"
 	"github.com/rocketns/rocketns/core/remoting"
 	"github.com/rocketns/rocketns/core/route"
 )
@@ -102,7 +103,9 @@ func (s *Server) handleDeleteTopic(c *remoting.Conn, req, resp *codec.Command) e
 // handleRegisterTopic is REGISTER_TOPIC_IN_NAMESRV: only the body's
 // queueDatas are used. Queue data naming an unknown broker group stops the
 // update there, as in Java; the answer is SUCCESS either way.
-func (s *Server) handleRegisterTopic(c *remoting.Conn, req, resp *codec.Command) error {
+// handleRegisterTopic is REGISTER_TOPIC_IN_NAMESRV; a broker account bound
+// to brokerNames (g) may register queue data of those brokers only.
+func (s *Server) handleRegisterTopic(c *remoting.Conn, req, resp *codec.Command, g auth.Grant) error {
 	topic, err := requireString(req, "topic")
 	if err != nil {
 		return err
@@ -116,6 +119,14 @@ func (s *Server) handleRegisterTopic(c *remoting.Conn, req, resp *codec.Command)
 	}
 	if len(r.QueueDatas) == 0 {
 		return nil
+	}
+	for _, q := range r.QueueDatas {
+		if !g.MayActFor(q.BrokerName) {
+			s.refuseAuthorization(c, req, resp, &auth.Denial{Code: req.Code, Reason: auth.ReasonBinding,
+				Class: auth.ClassBrokerWrite, AccessKey: g.AccessKey, Peer: c.Peer(),
+				Detail: "broker " + strconv.Quote(echoed(q.BrokerName))})
+			return nil
+		}
 	}
 	s.routes.RegisterTopic(topic, r.QueueDatas)
 	s.log.Info("topic registered", "topic", topic, "queue_datas", len(r.QueueDatas), "peer", c.Peer())

@@ -44,6 +44,13 @@ var (
 		{auth.ReasonUnknownAccount, "unknown_account"},
 		{auth.ReasonBadSignature, "bad_signature"},
 		{auth.ReasonRole, "role"},
+		{auth.ReasonBinding, "binding"},
+		{auth.ReasonNotStrict, "not_strict"},
+		{auth.ReasonStale, "stale"},
+		{auth.ReasonReplay, "replay"},
+		{auth.ReasonReplayCacheFull, "replay_cache_full"},
+		{auth.ReasonForeign, "foreign"},
+		{auth.ReasonTakeover, "takeover"},
 		{0, "misconfigured"}, // last: the policy could not be built
 	}
 )

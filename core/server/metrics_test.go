@@ -78,6 +78,7 @@ func TestMetricsCountTraffic(t *testing.T) {
 	// Admin codes only from a network the test is not on: PUT_KV_CONFIG
 	// from loopback is refused for its address.
 	cfg.AdminAllowCIDRs = "192.0.2.0/24"
+	cfg.BrokerAllowCIDRs = "127.0.0.1"
 	closed := make(chan route.ConnID, 8)
 	s, _ := startHooked(t, cfg, func(s *Server) {
 		s.hooks.connClosed = func(id route.ConnID) { closed <- id }
