@@ -5,6 +5,7 @@ package kv
 import (
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -44,4 +45,35 @@ func BenchmarkGet(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkPutBesideLargeEntries is a small Put into a namespace that also
+// holds three large entries: 64 KiB (the largest value the default limits
+// take) and 6 MiB (the values of the attack that made every registration
+// reply 18.9 MB, with limits raised to take them). Persistence must not
+// re-encode what did not change; what remains is writing the file and its
+// backup.
+func BenchmarkPutBesideLargeEntries(b *testing.B) {
+	for _, size := range []int{64 << 10, 6 << 20} {
+		b.Run(strconv.Itoa(size>>10)+"KiB", func(b *testing.B) {
+			s, err := Open(filepath.Join(b.TempDir(), "kvConfig.json"),
+				WithLimits(Limits{MaxValueBytes: 8 << 20, MaxNamespaceBytes: 32 << 20, MaxTotalBytes: 32 << 20}))
+			if err != nil {
+				b.Fatal(err)
+			}
+			big := strings.Repeat("broker-a:8;", size/11)
+			for i := 0; i < 3; i++ {
+				if err := s.Put("ORDER_TOPIC_CONFIG", "large"+strconv.Itoa(i), big); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := s.Put("ORDER_TOPIC_CONFIG", "topic"+strconv.Itoa(i%100), "broker-a:8"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
