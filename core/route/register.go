@@ -194,6 +194,7 @@ func (t *Table) Register(r *Registration) (RegisterResult, error) {
 	if timeout <= 0 {
 		timeout = t.opts.DefaultBrokerTimeout
 	}
+	timeout = min(timeout, t.opts.MaxBrokerTimeout) // deadline() saturates as well
 	t.setLive(key, &liveInfo{
 		lastUpdate: now,
 		timeout:    timeout,
