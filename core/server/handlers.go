@@ -13,6 +13,7 @@ import (
 
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/codec/body"
+	"github.com/rocketns/rocketns/core/kv"
 	"github.com/rocketns/rocketns/core/remoting"
 	"github.com/rocketns/rocketns/core/route"
 )
@@ -299,11 +300,24 @@ func (s *Server) handlePutKV(c *remoting.Conn, req, resp *codec.Command) error {
 		err = s.kv.Put(strings.Clone(ns), strings.Clone(key), strings.Clone(value))
 	}
 	if err != nil {
-		s.log.Error("kv config write failed", "namespace", ns, "key", key, "err", err)
-		return refuse(codec.SystemError, "persist kv config: "+err.Error())
+		return s.kvWriteFailed(c, "put", ns, key, err)
 	}
 	s.log.Info("kv config put", "namespace", ns, "key", key, "peer", c.Peer())
 	return nil
+}
+
+// kvWriteFailed answers a KV write the store refused or could not persist.
+// A write over the limits is the peer's to fix and is answered as the store
+// says it; a persistence failure is the server's, and its error names the
+// file, which the answer does not: the log says where.
+func (s *Server) kvWriteFailed(c *remoting.Conn, op, ns, key string, err error) error {
+	var le *kv.LimitError
+	if errors.As(err, &le) {
+		s.log.Info("kv config write refused: over the limits", "op", op, "namespace", ns, "key", key, "peer", c.Peer(), "err", err)
+		return refuse(codec.SystemError, "kv config not stored: "+strings.TrimPrefix(le.Error(), "kv: "))
+	}
+	s.log.Error("kv config write failed", "op", op, "namespace", ns, "key", key, "path", s.kv.Path(), "err", err)
+	return refuse(codec.SystemError, "persist kv config: the KV file could not be written; nothing was changed (the NameServer's log says why)")
 }
 
 func (s *Server) handleGetKV(c *remoting.Conn, req, resp *codec.Command) error {
@@ -328,8 +342,7 @@ func (s *Server) handleDeleteKV(c *remoting.Conn, req, resp *codec.Command) erro
 		return err
 	}
 	if err := s.kv.Delete(strings.Clone(ns), strings.Clone(key)); err != nil {
-		s.log.Error("kv config write failed", "namespace", ns, "key", key, "err", err)
-		return refuse(codec.SystemError, "persist kv config: "+err.Error())
+		return s.kvWriteFailed(c, "delete", ns, key, err)
 	}
 	s.log.Info("kv config delete", "namespace", ns, "key", key, "peer", c.Peer())
 	return nil

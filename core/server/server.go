@@ -98,9 +98,20 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Server, error) 
 	if log == nil {
 		log = slog.Default()
 	}
-	store, err := kv.Open(cfg.KVConfigPath)
+	store, err := kv.Open(cfg.KVConfigPath, kv.WithLimits(kv.Limits{
+		MaxKeyBytes:       cfg.KVMaxKeyBytes,
+		MaxValueBytes:     cfg.KVMaxValueBytes,
+		MaxNamespaceBytes: cfg.KVMaxNamespaceBytes,
+		MaxTotalBytes:     cfg.KVMaxTotalBytes,
+	}))
 	if err != nil {
 		return nil, fmt.Errorf("load kv config: %w", err)
+	}
+	// Loaded whole all the same (README "Limits"): refusing to start, or
+	// dropping entries, would lose the operator's data.
+	for _, over := range store.OverLimits() {
+		log.Warn("kv config loaded over its limits; writes that make it larger are refused until it is cleaned up",
+			"path", cfg.KVConfigPath, "what", over)
 	}
 	s := &Server{
 		cfg:      cfg,
@@ -121,6 +132,7 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Server, error) 
 	s.routes = route.New(route.Options{
 		SupportActingMaster:               cfg.SupportActingMaster,
 		DeleteTopicWithBrokerRegistration: cfg.DeleteTopicWithBrokerRegistration,
+		MaxBrokerTimeout:                  cfg.MaxHeartbeatTimeoutMillis,
 		Hook:                              s.routeStep,
 	}, s.clock)
 	s.adminHTTP = s.newAdminHTTP()
