@@ -6,14 +6,13 @@ package server
 import (
 	"errors"
 	"hash/crc32"
-	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/codec/body"
 	"github.com/rocketns/rocketns/core/kv"
+	"github.com/rocketns/rocketns/core/logcap"
 	"github.com/rocketns/rocketns/core/remoting"
 	"github.com/rocketns/rocketns/core/route"
 )
@@ -84,17 +83,9 @@ func topicNotExist(topic string) error {
 const maxEcho = 255
 
 // echoed is s for a remark: whole when short, else its first maxEcho bytes,
-// cut on a UTF-8 boundary, and how long it was.
-func echoed(s string) string {
-	if len(s) <= maxEcho {
-		return s
-	}
-	cut := maxEcho
-	for i := 0; i < utf8.UTFMax-1 && cut > 0 && !utf8.RuneStart(s[cut]); i++ {
-		cut--
-	}
-	return s[:cut] + "...(" + strconv.Itoa(len(s)) + " bytes)"
-}
+// cut on a UTF-8 boundary, and how long it was (the cut the log applies
+// to every string, at a shorter length).
+func echoed(s string) string { return logcap.Cut(s, maxEcho) }
 
 // zoneOf returns the client's zone when it asks for zone filtering:
 // __ZONE_MODE true and a non-blank __ZONE_NAME.
