@@ -74,6 +74,7 @@ func TestKVKeyAndNamespaceLimits(t *testing.T) {
 // a SYSTEM_ERROR that says why instead.
 func TestReplyOverFrameMaxLengthIsAnError(t *testing.T) {
 	cfg := testConfig(t)
+	cfg.ConfigStorePath = filepath.Join(t.TempDir(), "namesrv.properties")
 	cfg.FrameMaxLength = 64 << 10
 	cfg.MaxPendingRequestBytes = 64 << 20
 	cfg.KVMaxValueBytes = 32 << 10
@@ -102,6 +103,18 @@ func TestReplyOverFrameMaxLengthIsAnError(t *testing.T) {
 	// The registration itself was applied: only its reply could not go.
 	if resp := w.Call(request(codec.GetRouteInfoByTopic, 12, "topic", "T0")); resp.Code != codec.Success {
 		t.Fatalf("route after the registration: %d %q", resp.Code, resp.Remark)
+	}
+	// A route carrying an order-topic configuration of control bytes: sent
+	// in the binary header they are 12000 bytes, in the route's JSON six
+	// times that, more than the frame.
+	ctl := request(codec.PutKVConfig, 13, "namespace", "ORDER_TOPIC_CONFIG", "key", "T1", "value", strings.Repeat("\x01", 12000))
+	ctl.SerializeType = codec.SerializeRocketMQ
+	mustOK(t, w.Call(ctl), "binary put")
+	mustOK(t, w.Call(withBody(request(codec.UpdateNamesrvConfig, 14), "orderMessageEnable=true\n")), "orderMessageEnable")
+	check(request(codec.GetRouteInfoByTopic, 15, "topic", "T1"), "route")
+	check(request(codec.GetKVConfig, 16, "namespace", "ORDER_TOPIC_CONFIG", "key", "T1"), "kv get")
+	if resp := w.Call(request(codec.GetRouteInfoByTopic, 17, "topic", "T0")); resp.Code != codec.Success {
+		t.Fatalf("a route that fits: %d %q", resp.Code, resp.Remark)
 	}
 	if !strings.Contains(logs.String(), "response over frameMaxLength") {
 		t.Fatalf("no log line:\n%s", logs)

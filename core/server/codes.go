@@ -89,6 +89,7 @@ func (s *Server) dispatchTable() []remoting.Route {
 		routes[i] = remoting.Route{Code: c.code, Handler: s.fitReply(s.guard(c))}
 		if c.class == classRoute {
 			routes[i].TimeEvery = routeSample
+			routes[i].Handler = s.guard(c) // checks its reply's size itself (replysize.go)
 		}
 	}
 	return routes

@@ -56,7 +56,7 @@ func (s *Server) handleRoute(c *remoting.Conn, req, resp *codec.Command) error {
 		buf := c.Buffer()
 		buf.B = body.AppendTopicRoute(buf.B[:0], r, body.Legacy)
 		resp.Body = buf.B
-		return nil
+		return s.fits(c, req, resp)
 	}
 	var b []byte
 	if orderConf != "" {
@@ -68,7 +68,7 @@ func (s *Server) handleRoute(c *remoting.Conn, req, resp *codec.Command) error {
 		return topicNotExist(topic)
 	}
 	resp.Body = b
-	return nil
+	return s.fits(c, req, resp)
 }
 
 func topicNotExist(topic string) error {
