@@ -1,5 +1,5 @@
-// handler.go holds Handler, the slog.Handler wrapper that caps strings,
-// rate-limits repeated lines per cause and counts chosen records.
+// handler.go holds Handler, the slog.Handler wrapper that caps strings and
+// rate-limits repeated lines per cause.
 
 package logcap
 
@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sort"
 	"sync"
 	"time"
 )
@@ -27,12 +26,6 @@ type Options struct {
 	Window time.Duration // 0 is DefaultWindow
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
-	// Count, when set, sees every record, including those below the
-	// inner handler's level, and names those to count ("" for none); Flush
-	// writes each name with its count at info. For events that are logged
-	// one by one at debug but whose number matters (connections closed for
-	// stalling).
-	Count func(r slog.Record) string
 }
 
 // Defaults: 100 lines of one cause a second is far above what a healthy
@@ -59,8 +52,6 @@ type state struct {
 
 	mu     sync.Mutex
 	causes map[cause]*window
-	counts map[string]uint64
-	since  time.Time // of the counts
 }
 
 type cause struct {
@@ -89,30 +80,15 @@ func New(inner slog.Handler, o Options) *Handler {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	st := &state{opts: o, causes: make(map[cause]*window), counts: make(map[string]uint64)}
-	st.since = o.Now()
-	return &Handler{inner: inner, st: st}
+	return &Handler{inner: inner, st: &state{opts: o, causes: make(map[cause]*window)}}
 }
 
-// Enabled is the inner handler's answer, except that with Count set every
-// record is wanted (Handle drops what it only counts).
-func (h *Handler) Enabled(ctx context.Context, l slog.Level) bool {
-	return h.st.opts.Count != nil || h.inner.Enabled(ctx, l)
-}
+// Enabled is the inner handler's answer.
+func (h *Handler) Enabled(ctx context.Context, l slog.Level) bool { return h.inner.Enabled(ctx, l) }
 
-// Handle counts, rate-limits and caps r, then hands it on.
+// Handle rate-limits and caps r, then hands it on.
 func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	st := h.st
-	if st.opts.Count != nil {
-		if name := st.opts.Count(r); name != "" {
-			st.mu.Lock()
-			st.counts[name]++
-			st.mu.Unlock()
-		}
-		if !h.inner.Enabled(ctx, r.Level) {
-			return nil
-		}
-	}
 	if st.opts.Burst > 0 {
 		write, summary := st.admit(cause{r.Level, Cut(r.Message, st.opts.MaxString)})
 		if summary != nil {
@@ -188,25 +164,13 @@ func (st *state) pruneLocked(now time.Time, all bool) []slog.Record {
 }
 
 // Flush writes the summaries of the lines suppressed in windows that have
-// ended, and the counts of the counted records since the previous Flush.
-// Call it periodically (the server does every minute).
+// ended by causes that stayed quiet since (a cause that logs again gets its
+// summary then). Call it periodically.
 func (h *Handler) Flush() {
 	st := h.st
 	now := st.opts.Now()
 	st.mu.Lock()
 	out := st.pruneLocked(now, false)
-	names := make([]string, 0, len(st.counts))
-	for n := range st.counts {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		r := slog.NewRecord(now, slog.LevelInfo, n, 0)
-		r.AddAttrs(slog.Uint64("count", st.counts[n]), slog.Duration("period", now.Sub(st.since).Round(time.Second)))
-		out = append(out, r)
-	}
-	clear(st.counts)
-	st.since = now
 	st.mu.Unlock()
 	ctx := context.Background()
 	for _, r := range out {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -132,38 +133,22 @@ func TestNegativeBurstWritesEverything(t *testing.T) {
 	}
 }
 
-// Counted records are written at their level when it is enabled, and
-// their count at info by Flush whatever the level.
-func TestCountedRecords(t *testing.T) {
-	count := func(r slog.Record) string {
-		if r.Message == "closing connection: read failed" {
-			return "connections closed"
-		}
-		return ""
-	}
-	log, h, buf, clk := newTest(Options{Count: count}, slog.LevelInfo)
+// Counted records are counted at every level and written at theirs when
+// the inner handler takes it.
+func TestCounting(t *testing.T) {
+	var n atomic.Uint64
+	var buf bytes.Buffer
+	match := func(r slog.Record) bool { return r.Message == "closing connection: read failed" }
+	log := slog.New(Counting(slog.NewTextHandler(&buf, nil), match, &n)).With("component", "x")
 	for i := 0; i < 5; i++ {
 		log.Debug("closing connection: read failed", "peer", "x")
 	}
 	log.Debug("something else")
-	if buf.Len() != 0 {
-		t.Fatalf("debug records written at info:\n%s", buf)
+	log.Info("closing connection: read failed")
+	if n.Load() != 6 {
+		t.Fatalf("counted %d, want 6", n.Load())
 	}
-	clk.t = clk.t.Add(time.Minute)
-	h.Flush()
-	if got := buf.String(); !strings.Contains(got, `level=INFO msg="connections closed" count=5 period=1m0s`) {
-		t.Fatalf("flush: %s", got)
-	}
-	buf.Reset()
-	h.Flush()
-	if buf.Len() != 0 {
-		t.Fatalf("counts not reset: %s", buf)
-	}
-	// At debug the records are written as well.
-	log, h, buf, _ = newTest(Options{Count: count}, slog.LevelDebug)
-	log.Debug("closing connection: read failed")
-	h.Flush()
-	if got := lines(buf); len(got) != 2 {
-		t.Fatalf("at debug: %q", got)
+	if got := lines(&buf); len(got) != 1 || !strings.Contains(got[0], "level=INFO") || !strings.Contains(got[0], "component=x") {
+		t.Fatalf("written: %q", got)
 	}
 }

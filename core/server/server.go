@@ -67,6 +67,9 @@ type Server struct {
 	// now, when set (WithClock), is the route table's clock instead of
 	// the wall clock.
 	now func() int64
+
+	// stalled counts connections closed mid-frame (stalled.go).
+	stalled atomic.Uint64
 }
 
 // Option changes how New builds a server.
@@ -169,7 +172,7 @@ func (s *Server) listener() (*remoting.Server, error) {
 	cfg := s.cfg
 	o := remoting.Options{
 		Addr:                    net.JoinHostPort(cfg.BindAddress, strconv.Itoa(cfg.ListenPort)),
-		Log:                     s.log,
+		Log:                     s.remotingLog(), // counts stalled closes (stalled.go)
 		Routes:                  s.dispatchTable(),
 		Version:                 codec.ServerVersion,
 		MaxFrame:                cfg.FrameMaxLength,
@@ -231,6 +234,7 @@ func (s *Server) Start() error {
 	s.every(scan, s.scanExpired)
 	s.every(10*time.Minute, s.dumpKV)
 	s.every(time.Minute, func() { s.logSummary(time.Now()) })
+	s.every(time.Minute, s.logStalled)
 	if s.tls != nil && s.tls.Watches() {
 		s.every(certs.PollInterval, s.tls.Poll)
 	}
