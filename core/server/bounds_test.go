@@ -206,3 +206,23 @@ func TestHugeHeartbeatTimeoutIsCapped(t *testing.T) {
 		t.Fatalf("not expired after maxHeartbeatTimeoutMillis: %d", resp.Code)
 	}
 }
+
+// A KV file over the limits (written by Java, or under larger limits)
+// loads whole, with a warning: refusing to start or dropping entries would
+// lose the operator's data.
+func TestKVFileOverLimitsLoads(t *testing.T) {
+	cfg := testConfig(t)
+	big := strings.Repeat("b", 100<<10)
+	if err := os.WriteFile(cfg.KVConfigPath, []byte(`{"configTable":{"ns":{"big":"`+big+`"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, logs := startServer(t, cfg)
+	if !strings.Contains(logs.String(), "kv config loaded over its limits") || !strings.Contains(logs.String(), "kvMaxValueBytes") {
+		t.Fatalf("no warning:\n%s", logs)
+	}
+	w := dialWire(t, s.Addr())
+	if resp := w.Call(request(codec.GetKVConfig, 1, "namespace", "ns", "key", "big")); resp.Code != codec.Success {
+		t.Fatalf("get: %d %q", resp.Code, resp.Remark)
+	}
+	mustOK(t, w.Call(request(codec.DeleteKVConfig, 2, "namespace", "ns", "key", "big")), "delete")
+}
