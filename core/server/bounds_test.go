@@ -226,3 +226,23 @@ func TestKVFileOverLimitsLoads(t *testing.T) {
 	}
 	mustOK(t, w.Call(request(codec.DeleteKVConfig, 2, "namespace", "ns", "key", "big")), "delete")
 }
+
+// Request strings reach the log capped whatever logger the server is
+// given: one 15.7 MB frame made a single 60 MiB line.
+func TestLoggedRequestStringsAreCapped(t *testing.T) {
+	s, logs := startServer(t, testConfig(t))
+	w := dialWire(t, s.Addr())
+	key := strings.Repeat("k", 1<<20)
+	resp := w.Call(request(codec.PutKVConfig, 1, "namespace", "ns", "key", key, "value", "v"))
+	if resp.Code != codec.SystemError {
+		t.Fatalf("a 1 MiB key: %d", resp.Code)
+	}
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if len(line) > 8<<10 {
+			t.Fatalf("a %d-byte log line: %.300s", len(line), line)
+		}
+	}
+	if !strings.Contains(logs.String(), "...(1048576 bytes)") {
+		t.Fatalf("the key is not in the log, capped:\n%.2000s", logs)
+	}
+}

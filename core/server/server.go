@@ -21,6 +21,7 @@ import (
 	"github.com/rocketns/rocketns/core/certs"
 	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/core/kv"
+	"github.com/rocketns/rocketns/core/logcap"
 	"github.com/rocketns/rocketns/core/remoting"
 	"github.com/rocketns/rocketns/core/route"
 )
@@ -100,6 +101,12 @@ type hooks struct {
 func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Server, error) {
 	if log == nil {
 		log = slog.Default()
+	}
+	if _, ok := log.Handler().(*logcap.Handler); !ok {
+		// Request strings (KV keys, broker and topic names) reach the log
+		// capped whatever logger the server is given; the process's
+		// logger (cmd/namesrv) rate-limits as well.
+		log = slog.New(logcap.New(log.Handler(), logcap.Options{Burst: -1}))
 	}
 	store, err := kv.Open(cfg.KVConfigPath, kv.WithLimits(kv.Limits{
 		MaxKeyBytes:       cfg.KVMaxKeyBytes,
