@@ -1,5 +1,6 @@
 // log.go holds the logger: slog text or JSON on stderr, or in a log file
-// rotated by size and age when logFile is set.
+// rotated by size and age when logFile is set, behind the bounds of
+// logsetup.go.
 
 package main
 
@@ -34,10 +35,15 @@ func newLogger(cfg *config.Config, stderr io.Writer) (*slog.Logger, func(), erro
 		w, closeFn = lj, func() { _ = lj.Close() }
 	}
 	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler = slog.NewTextHandler(w, opts)
 	if strings.EqualFold(cfg.LogFormat, "json") {
-		return slog.New(slog.NewJSONHandler(w, opts)), closeFn, nil
+		h = slog.NewJSONHandler(w, opts)
 	}
-	return slog.New(slog.NewTextHandler(w, opts)), closeFn, nil
+	log, stop := boundLog(h) // logsetup.go
+	return log, func() {
+		stop()
+		closeFn()
+	}, nil
 }
 
 // newLogFile is the rotating file: a new file when the current one reaches

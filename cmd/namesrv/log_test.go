@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -93,7 +94,9 @@ func fill(t *testing.T, cfg *config.Config, n int) {
 	defer closeLog()
 	line := strings.Repeat("x", 1000)
 	for i := 0; i < n*1100; i++ {
-		log.Info("filler", "i", i, "pad", line)
+		// One message per line: the logger lets only so many lines of one
+		// message through per second.
+		log.Info("filler "+strconv.Itoa(i), "pad", line)
 	}
 }
 

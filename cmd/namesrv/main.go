@@ -226,6 +226,7 @@ func serve(cfg *config.Config, opts *options, log *slog.Logger, stdout io.Writer
 	log.Info("configuration",
 		"bindAddress", cfg.BindAddress, "listenPort", cfg.ListenPort,
 		"kvConfigPath", cfg.KVConfigPath, "configStorePath", cfg.ConfigStorePath, "adminListen", cfg.AdminListen)
+	fitConnectionsToFDs(cfg, log, raiseFDLimit) // rlimit.go
 	srv, err := newSrv(cfg, log)
 	if err != nil {
 		log.Error("cannot initialise the name server; fix the cause and start again", "err", err)

@@ -380,9 +380,6 @@ func (c *Config) Validate() error {
 	if c.UnRegisterBrokerQueueCapacity <= 0 {
 		bad("unRegisterBrokerQueueCapacity", "want a positive number")
 	}
-	if c.WaitSecondsForService < 0 {
-		bad("waitSecondsForService", "want 0 or more")
-	}
 	if c.ServerChannelMaxIdleTimeSeconds < 0 {
 		bad("serverChannelMaxIdleTimeSeconds", "want 0 (never) or more")
 	}
@@ -405,5 +402,6 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validateTLSKeys()...)
 	errs = append(errs, c.validateAdmin()...)
 	errs = append(errs, c.validateLog()...)
+	errs = append(errs, c.validateBounds()...)
 	return errors.Join(errs...)
 }

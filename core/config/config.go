@@ -63,6 +63,9 @@ type Config struct {
 	MaxPendingRequestBytes    int // maxPendingRequestBytes: unread request bytes per connection before it is closed
 	ServerWriteTimeoutSeconds int // serverWriteTimeoutSeconds: a flush that cannot finish in this time closes the connection
 
+	// Bounds are the KV sizes and the heartbeat timeout cap (bounds.go).
+	Bounds
+
 	// TLS, with the Java system-property names (TlsSystemConfig), accepted
 	// in the -c file and in tls.config.file.
 	TLSServerMode           string // tls.server.mode: disabled|permissive|enforcing; empty picks one (see Config.TLS)

@@ -52,6 +52,8 @@ func Default() *Config {
 		MaxPendingRequestBytes:    64 << 20,
 		ServerWriteTimeoutSeconds: 30,
 
+		Bounds: defaultBounds(),
+
 		TLSServerNeedClientAuth: "none",
 
 		ACLStrictWindowSeconds: 300,

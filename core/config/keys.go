@@ -70,7 +70,7 @@ func int64Key(name string, o Origin, live bool, f func(*Config) *int64) Key {
 }
 
 // knownKeys covers every Config field except Extra. It is never modified.
-var knownKeys = []Key{
+var knownKeys = append(boundsKeys(), []Key{
 	strKey("rocketmqHome", OriginNamesrv, false, func(c *Config) *string { return &c.RocketmqHome }),
 	strKey("kvConfigPath", OriginNamesrv, false, func(c *Config) *string { return &c.KVConfigPath }),
 	strKey("configStorePath", OriginNamesrv, false, func(c *Config) *string { return &c.ConfigStorePath }),
@@ -128,7 +128,7 @@ var knownKeys = []Key{
 
 	strKey(KeyAdminListen, OriginRocketns, false, func(c *Config) *string { return &c.AdminListen }),
 	strKey(KeyNsaddrList, OriginRocketns, false, func(c *Config) *string { return &c.NsaddrList }),
-}
+}...)
 
 // Keys returns the known keys, in no particular order. The slice is a copy.
 func Keys() []Key {

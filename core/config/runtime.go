@@ -96,8 +96,12 @@ func (c *Config) RuntimeUpdate(props []properties.Property) (*Config, error) {
 		}
 		return nil, &UpdateError{Err: ErrBadValue, Detail: errs[0].Error()}
 	}
-	if n.WaitSecondsForService < 0 {
-		return nil, &UpdateError{Key: "waitSecondsForService", Err: ErrBadValue, Detail: "want 0 or more"}
+	keys := make([]string, len(props))
+	for i, p := range props {
+		keys[i] = p.Key
+	}
+	if err := n.checkRuntimeRanges(keys); err != nil {
+		return nil, err
 	}
 	return n, nil
 }

@@ -152,7 +152,7 @@ func (st *FileConfig) Update(props []Property) (RuntimeSettings, error) {
 		_, err = atomicfile.Replace(st.path, persistedText(next), prev)
 	}
 	if err != nil {
-		return st.runtime, fmt.Errorf("persist config to %s: %w", st.path, err)
+		return st.runtime, fmt.Errorf("persist config to %s: %w: %w", st.path, ErrNotPersisted, err)
 	}
 	st.props, st.runtime = next, rt
 	return rt, nil

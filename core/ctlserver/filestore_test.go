@@ -240,3 +240,21 @@ func TestFromConfig(t *testing.T) {
 		t.Fatalf("embedded version %d", sc.ReplyVersion)
 	}
 }
+
+// A persistence failure is answered without the server's paths; the log
+// says where.
+func TestFileConfigPersistErrorNamesNoPath(t *testing.T) {
+	blocker := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(blocker, "controller.properties") // under a file: cannot be created
+	s := single(t, func(c *Config) {
+		c.Settings = NewFileConfig(c, map[string]string{"rocketmqHome": ""}, path, "configBlackList;configStorePath")
+	})
+	w := remotingtest.Dial(t, s.Addr().String())
+	r := w.Call(&codec.Command{Code: codec.UpdateControllerConfig, Opaque: 1, Body: []byte("electMasterMaxRetryCount=3\n")})
+	if r.Code != codec.SystemError || strings.Contains(r.Remark, "/") || !strings.Contains(r.Remark, "could not be written") {
+		t.Fatalf("code %d remark %q", r.Code, r.Remark)
+	}
+}

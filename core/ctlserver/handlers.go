@@ -101,6 +101,10 @@ func (s *Server) handleUpdateConfig(c *remoting.Conn, req, _ *codec.Command) err
 		if errors.Is(err, ErrNotRuntime) {
 			return remoting.Refuse(codec.NoPermission, err.Error())
 		}
+		if errors.Is(err, ErrNotPersisted) {
+			// The error names the file; the answer does not.
+			return remoting.Refuse(codec.SystemError, "persist config: "+ErrNotPersisted.Error()+"; nothing was changed (the controller's log says why)")
+		}
 		return remoting.Refuse(codec.SystemError, err.Error())
 	}
 	s.settings.Store(&rt)

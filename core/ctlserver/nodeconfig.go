@@ -29,6 +29,9 @@ type Property = properties.Property
 var (
 	ErrBlackListed = errors.New("key in the config black list")
 	ErrNotRuntime  = errors.New("not a run-time setting")
+	// ErrNotPersisted: the update could not be written and was not
+	// applied; the error names the file, which the answer must not.
+	ErrNotPersisted = errors.New("the configuration file could not be written")
 )
 
 // ConfigStore is a node's configuration as 1009 and 1010 see it. It is

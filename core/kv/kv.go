@@ -28,11 +28,14 @@ type table map[string]map[string]string
 // write that cannot be persisted returns an error and the change is not
 // applied, so memory and disk always agree.
 type Store struct {
-	path string
-	cur  atomic.Pointer[table]
+	path   string
+	limits Limits
+	cur    atomic.Pointer[table]
 
-	mu   sync.Mutex // serializes writers and the file they write
-	prev []byte     // the file's content as last loaded or written; becomes <path>.bak
+	mu    sync.Mutex // serializes writers and the file they write
+	prev  []byte     // the file's content as last loaded or written; becomes <path>.bak
+	spare []byte     // the buffer of the content before prev, reused for the next file
+	w     writer     // the file's encoding, kept per entry (encode.go)
 }
 
 // fileJSON is the file layout Java's KVConfigSerializeWrapper uses. Values are
@@ -44,9 +47,12 @@ type fileJSON struct {
 // Open loads the store from path. A missing or empty file is an empty store
 // (Java does the same). A file that does not parse is an error, and the file
 // is left untouched: starting empty would overwrite the operator's data on
-// the first write.
-func Open(path string) (*Store, error) {
-	s := &Store{path: path}
+// the first write. A file over the limits is loaded whole (see OverLimits).
+func Open(path string, opts ...Option) (*Store, error) {
+	s := &Store{path: path, limits: DefaultLimits()}
+	for _, o := range opts {
+		o(s)
+	}
 	t := table{}
 	data, err := os.ReadFile(path)
 	switch {
@@ -78,6 +84,7 @@ func Open(path string) (*Store, error) {
 	if err := atomicfile.RemoveStale(path); err != nil {
 		return nil, fmt.Errorf("kv: %w", err)
 	}
+	s.w.load(t)
 	s.cur.Store(&t)
 	return s, nil
 }
@@ -130,10 +137,18 @@ func (s *Store) Len() int {
 func validUTF8(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
 
 // Put sets key in namespace ns (creating the namespace) and persists the
-// whole store before returning. The strings are retained; callers holding
-// them in reused buffers must clone them first.
+// whole store before returning. A key, namespace or value over the limits,
+// or a change that makes its namespace or the store larger than theirs, is
+// an *LimitError (ErrTooLarge) and changes nothing. The strings are
+// retained; callers holding them in reused buffers must clone them first.
 func (s *Store) Put(ns, key, value string) error {
 	ns, key, value = validUTF8(ns), validUTF8(key), validUTF8(value)
+	if err := s.limits.checkNames(ns, key); err != nil {
+		return err
+	}
+	if len(value) > s.limits.MaxValueBytes {
+		return &LimitError{What: "value", Size: len(value), Limit: s.limits.MaxValueBytes, Key: "kvMaxValueBytes"}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := *s.cur.Load()
@@ -147,7 +162,7 @@ func (s *Store) Put(ns, key, value string) error {
 	}
 	m[key] = value
 	next[ns] = m
-	return s.commitLocked(next)
+	return s.commitLocked(next, &change{ns: ns, key: key, frag: s.w.entry(key, value)})
 }
 
 // Delete removes key from namespace ns and persists the store, even when
@@ -158,6 +173,7 @@ func (s *Store) Delete(ns, key string) error {
 	defer s.mu.Unlock()
 	old := *s.cur.Load()
 	next := old
+	var ch *change
 	if _, ok := old[ns][key]; ok {
 		next = make(table, len(old))
 		for k, m := range old {
@@ -166,8 +182,9 @@ func (s *Store) Delete(ns, key string) error {
 		m := cloneMap(old[ns])
 		delete(m, key)
 		next[ns] = m
+		ch = &change{ns: ns, key: key}
 	}
-	return s.commitLocked(next)
+	return s.commitLocked(next, ch)
 }
 
 // PutNull is Java's put of a null value (PUT_KV_CONFIG without a value):
@@ -176,10 +193,14 @@ func (s *Store) Delete(ns, key string) error {
 // namespace lists without it, as Java's do.
 func (s *Store) PutNull(ns, key string) error {
 	ns, key = validUTF8(ns), validUTF8(key)
+	if err := s.limits.checkNames(ns, key); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := *s.cur.Load()
 	next := old
+	var ch *change
 	if _, has := old[ns]; !has || hasKey(old[ns], key) {
 		next = make(table, len(old)+1)
 		for k, m := range old {
@@ -188,8 +209,9 @@ func (s *Store) PutNull(ns, key string) error {
 		m := cloneMap(old[ns])
 		delete(m, key)
 		next[ns] = m
+		ch = &change{ns: ns, key: key}
 	}
-	return s.commitLocked(next)
+	return s.commitLocked(next, ch)
 }
 
 func hasKey(m map[string]string, key string) bool {
@@ -201,40 +223,65 @@ func hasKey(m map[string]string, key string) bool {
 func (s *Store) Flush() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.commitLocked(*s.cur.Load())
+	return s.commitLocked(*s.cur.Load(), nil)
 }
 
-// commitLocked persists t and, only if that worked, publishes it.
-func (s *Store) commitLocked(t table) error {
-	data, err := encode(t)
-	if err != nil {
-		return fmt.Errorf("kv: encode: %w", err)
+// OverLimits describes what the store holds beyond its limits: only what a
+// file loaded at Open brought (writes never go over), so it is reported
+// once at start. Empty when within them.
+func (s *Store) OverLimits() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.overLimits(*s.cur.Load(), s.limits)
+}
+
+// commitLocked persists t, which is the current table with ch applied (nil:
+// nothing changed), and only if that worked publishes it. The file is
+// rendered from the kept encodings with ch substituted; they take ch only
+// once the file holds it.
+func (s *Store) commitLocked(t table, ch *change) error {
+	if ch != nil {
+		if err := s.w.check(ch, s.limits); err != nil {
+			return err
+		}
 	}
-	replaced, err := atomicfile.Replace(s.path, data, s.prev)
+	data := s.w.render(s.spare[:0], ch)
+	prev := s.prev
+	if prev != nil && linkBackup(s.path) == nil {
+		prev = nil // the backup is already in place
+	}
+	replaced, err := atomicfile.Replace(s.path, data, prev)
 	if err != nil {
 		err = fmt.Errorf("kv: %w", err)
 	}
 	if replaced {
 		// The file holds the new content even if making the rename durable
 		// failed, so memory follows it; the error still reaches the caller.
+		s.spare = s.prev
+		if cap(s.spare) > 2*cap(data) {
+			s.spare = nil // after a large shrink, let the old buffer go
+		}
 		s.prev = data
+		s.w.apply(ch)
 		s.cur.Store(&t)
+	} else {
+		s.spare = data
 	}
 	return err
 }
 
-// encode writes Java's layout, compact, with keys sorted so the file is
-// stable. HTML characters are not escaped, matching fastjson.
-func encode(t table) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(struct {
-		ConfigTable table `json:"configTable"`
-	}{t}); err != nil {
-		return nil, err
+// linkBackup makes <path>.bak the file as it is now, by a hard link: the
+// rename that follows gives path a new file and leaves the old one to the
+// link, so the backup costs no copy. Rewriting the backup from memory
+// doubled the bytes each write put on disk. On an error (a file system
+// without hard links, a file the operator removed) the caller writes the
+// backup from memory as before.
+func linkBackup(path string) error {
+	bak := path + ".bak"
+	if err := os.Remove(bak); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return os.Link(path, bak)
 }
 
 func cloneMap(m map[string]string) map[string]string {

@@ -6,6 +6,7 @@ package route
 import (
 	"container/heap"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -26,7 +27,15 @@ type liveInfo struct {
 	idx        int    // position in the expiry heap
 }
 
-func (li *liveInfo) deadline() int64 { return li.lastUpdate + li.timeout }
+// deadline is lastUpdate + timeout, saturated: Register caps the timeout,
+// but an overflow here would expire a live broker at once, so the sum
+// never wraps whatever it is given.
+func (li *liveInfo) deadline() int64 {
+	if li.timeout > 0 && li.lastUpdate > math.MaxInt64-li.timeout {
+		return math.MaxInt64
+	}
+	return li.lastUpdate + li.timeout
+}
 
 // expiryHeap orders live entries by deadline so a scan costs O(expired log n)
 // instead of a pass over every broker.

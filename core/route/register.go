@@ -213,6 +213,7 @@ func (t *Table) Register(r *Registration) (RegisterResult, error) {
 	} else {
 		owner = strings.Clone(owner)
 	}
+	timeout = min(timeout, t.opts.MaxBrokerTimeout) // deadline() saturates as well
 	t.setLive(key, &liveInfo{
 		lastUpdate: now,
 		timeout:    timeout,

@@ -31,6 +31,14 @@ const (
 // DefaultBrokerTimeout is Java's DEFAULT_BROKER_CHANNEL_EXPIRED_TIME in ms.
 const DefaultBrokerTimeout int64 = 120000
 
+// DefaultMaxBrokerTimeout caps the heartbeatTimeoutMillis a broker may
+// register with (config maxHeartbeatTimeoutMillis). Java stores any value,
+// and one near 2^63 overflowed the expiry; a broker that stops without
+// closing its connection stays on the routes for as long as its timeout,
+// so the cap also bounds that. 10 minutes is far above any real
+// brokerNotActiveTimeoutMillis (the broker's default is 10 s).
+const DefaultMaxBrokerTimeout int64 = 600000
+
 // syncBrokerMemberPrefix marks the topics acting-master brokers query to
 // learn their group; their routes are never rewritten (Java
 // TopicValidator.SYNC_BROKER_MEMBER_GROUP_PREFIX).
@@ -68,6 +76,9 @@ var ErrEmptyBrokerAddr = errors.New("brokerAddr must not be empty")
 type Options struct {
 	Shards               int   // topic table shards; default 256
 	DefaultBrokerTimeout int64 // ms; default 120000
+	// MaxBrokerTimeout caps a registration's heartbeat timeout, the
+	// default included; ms, default DefaultMaxBrokerTimeout.
+	MaxBrokerTimeout int64
 	// SupportActingMaster rewrites routes of master-less groups whose
 	// queues are read-only so the smallest slave appears as id 0.
 	SupportActingMaster bool
@@ -122,6 +133,9 @@ type Table struct {
 func New(opts Options, now func() int64) *Table {
 	if opts.DefaultBrokerTimeout <= 0 {
 		opts.DefaultBrokerTimeout = DefaultBrokerTimeout
+	}
+	if opts.MaxBrokerTimeout <= 0 {
+		opts.MaxBrokerTimeout = DefaultMaxBrokerTimeout
 	}
 	t := &Table{
 		opts:         opts,

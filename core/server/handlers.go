@@ -9,11 +9,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/codec/body"
 	"github.com/rocketns/rocketns/core/auth"
+	"github.com/rocketns/rocketns/core/kv"
+	"github.com/rocketns/rocketns/core/logcap"
 	"github.com/rocketns/rocketns/core/remoting"
 	"github.com/rocketns/rocketns/core/route"
 )
@@ -57,7 +58,7 @@ func (s *Server) handleRoute(c *remoting.Conn, req, resp *codec.Command) error {
 		buf := c.Buffer()
 		buf.B = body.AppendTopicRoute(buf.B[:0], r, body.Legacy)
 		resp.Body = buf.B
-		return nil
+		return s.fits(c, req, resp)
 	}
 	var b []byte
 	if orderConf != "" {
@@ -69,7 +70,7 @@ func (s *Server) handleRoute(c *remoting.Conn, req, resp *codec.Command) error {
 		return topicNotExist(topic)
 	}
 	resp.Body = b
-	return nil
+	return s.fits(c, req, resp)
 }
 
 func topicNotExist(topic string) error {
@@ -84,17 +85,9 @@ func topicNotExist(topic string) error {
 const maxEcho = 255
 
 // echoed is s for a remark: whole when short, else its first maxEcho bytes,
-// cut on a UTF-8 boundary, and how long it was.
-func echoed(s string) string {
-	if len(s) <= maxEcho {
-		return s
-	}
-	cut := maxEcho
-	for i := 0; i < utf8.UTFMax-1 && cut > 0 && !utf8.RuneStart(s[cut]); i++ {
-		cut--
-	}
-	return s[:cut] + "...(" + strconv.Itoa(len(s)) + " bytes)"
-}
+// cut on a UTF-8 boundary, and how long it was (the cut the log applies
+// to every string, at a shorter length).
+func echoed(s string) string { return logcap.Cut(s, maxEcho) }
 
 // zoneOf returns the client's zone when it asks for zone filtering:
 // __ZONE_MODE true and a non-blank __ZONE_NAME.
@@ -318,11 +311,24 @@ func (s *Server) handlePutKV(c *remoting.Conn, req, resp *codec.Command) error {
 		err = s.kv.Put(strings.Clone(ns), strings.Clone(key), strings.Clone(value))
 	}
 	if err != nil {
-		s.log.Error("kv config write failed", "namespace", ns, "key", key, "err", err)
-		return refuse(codec.SystemError, "persist kv config: "+err.Error())
+		return s.kvWriteFailed(c, "put", ns, key, err)
 	}
 	s.log.Info("kv config put", "namespace", ns, "key", key, "peer", c.Peer())
 	return nil
+}
+
+// kvWriteFailed answers a KV write the store refused or could not persist.
+// A write over the limits is the peer's to fix and is answered as the store
+// says it; a persistence failure is the server's, and its error names the
+// file, which the answer does not: the log says where.
+func (s *Server) kvWriteFailed(c *remoting.Conn, op, ns, key string, err error) error {
+	var le *kv.LimitError
+	if errors.As(err, &le) {
+		s.log.Info("kv config write refused: over the limits", "op", op, "namespace", ns, "key", key, "peer", c.Peer(), "err", err)
+		return refuse(codec.SystemError, "kv config not stored: "+strings.TrimPrefix(le.Error(), "kv: "))
+	}
+	s.log.Error("kv config write failed", "op", op, "namespace", ns, "key", key, "path", s.kv.Path(), "err", err)
+	return refuse(codec.SystemError, "persist kv config: the KV file could not be written; nothing was changed (the NameServer's log says why)")
 }
 
 func (s *Server) handleGetKV(c *remoting.Conn, req, resp *codec.Command) error {
@@ -347,8 +353,7 @@ func (s *Server) handleDeleteKV(c *remoting.Conn, req, resp *codec.Command) erro
 		return err
 	}
 	if err := s.kv.Delete(strings.Clone(ns), strings.Clone(key)); err != nil {
-		s.log.Error("kv config write failed", "namespace", ns, "key", key, "err", err)
-		return refuse(codec.SystemError, "persist kv config: "+err.Error())
+		return s.kvWriteFailed(c, "delete", ns, key, err)
 	}
 	s.log.Info("kv config delete", "namespace", ns, "key", key, "peer", c.Peer())
 	return nil

@@ -88,7 +88,8 @@ func (s *Server) handleUpdateConfig(c *remoting.Conn, req, resp *codec.Command) 
 		}
 		if err := next.PersistUpdate(path, keys); err != nil {
 			s.log.Error("config update not applied: persist failed", "path", path, "err", err)
-			return refuse(codec.SystemError, "persist config: "+err.Error())
+			// The error names the file; the answer does not.
+			return refuse(codec.SystemError, "persist config: the configuration file could not be written; nothing was changed (the NameServer's log says why)")
 		}
 		if over := s.cfg.OverriddenAtStart(keys); len(over) > 0 {
 			s.log.Warn("config update persisted, but set at start-up elsewhere, which wins at the next start", "keys", over, "path", path)

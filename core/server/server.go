@@ -21,6 +21,7 @@ import (
 	"github.com/rocketns/rocketns/core/certs"
 	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/core/kv"
+	"github.com/rocketns/rocketns/core/logcap"
 	"github.com/rocketns/rocketns/core/remoting"
 	"github.com/rocketns/rocketns/core/route"
 )
@@ -67,6 +68,9 @@ type Server struct {
 	// now, when set (WithClock), is the route table's clock instead of
 	// the wall clock.
 	now func() int64
+
+	// stalled counts connections closed mid-frame (stalled.go).
+	stalled atomic.Uint64
 }
 
 // Option changes how New builds a server.
@@ -98,9 +102,26 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Server, error) 
 	if log == nil {
 		log = slog.Default()
 	}
-	store, err := kv.Open(cfg.KVConfigPath)
+	if _, ok := log.Handler().(*logcap.Handler); !ok {
+		// Request strings (KV keys, broker and topic names) reach the log
+		// capped whatever logger the server is given; the process's
+		// logger (cmd/namesrv) rate-limits as well.
+		log = slog.New(logcap.New(log.Handler(), logcap.Options{Burst: -1}))
+	}
+	store, err := kv.Open(cfg.KVConfigPath, kv.WithLimits(kv.Limits{
+		MaxKeyBytes:       cfg.KVMaxKeyBytes,
+		MaxValueBytes:     cfg.KVMaxValueBytes,
+		MaxNamespaceBytes: cfg.KVMaxNamespaceBytes,
+		MaxTotalBytes:     cfg.KVMaxTotalBytes,
+	}))
 	if err != nil {
 		return nil, fmt.Errorf("load kv config: %w", err)
+	}
+	// Loaded whole all the same (README "Limits"): refusing to start, or
+	// dropping entries, would lose the operator's data.
+	for _, over := range store.OverLimits() {
+		log.Warn("kv config loaded over its limits; writes that make it larger are refused until it is cleaned up",
+			"path", cfg.KVConfigPath, "what", over)
 	}
 	s := &Server{
 		cfg:      cfg,
@@ -121,6 +142,7 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Server, error) 
 	s.routes = route.New(route.Options{
 		SupportActingMaster:               cfg.SupportActingMaster,
 		DeleteTopicWithBrokerRegistration: cfg.DeleteTopicWithBrokerRegistration,
+		MaxBrokerTimeout:                  cfg.MaxHeartbeatTimeoutMillis,
 		Hook:                              s.routeStep,
 	}, s.clock)
 	s.adminHTTP = s.newAdminHTTP()
@@ -157,7 +179,7 @@ func (s *Server) listener() (*remoting.Server, error) {
 	cfg := s.cfg
 	o := remoting.Options{
 		Addr:                    net.JoinHostPort(cfg.BindAddress, strconv.Itoa(cfg.ListenPort)),
-		Log:                     s.log,
+		Log:                     s.remotingLog(), // counts stalled closes (stalled.go)
 		Routes:                  s.dispatchTable(),
 		Version:                 codec.ServerVersion,
 		MaxFrame:                cfg.FrameMaxLength,
@@ -219,6 +241,7 @@ func (s *Server) Start() error {
 	s.every(scan, s.scanExpired)
 	s.every(10*time.Minute, s.dumpKV)
 	s.every(time.Minute, func() { s.logSummary(time.Now()) })
+	s.every(time.Minute, s.logStalled)
 	if s.tls != nil && s.tls.Watches() {
 		s.every(certs.PollInterval, s.tls.Poll)
 	}
