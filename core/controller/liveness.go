@@ -140,13 +140,14 @@ func (l *Liveness) Heartbeat(hb *Heartbeat, conn uint64, now int64) bool {
 }
 
 // Alive reports whether k is in the table and its latest heartbeat is
-// within its timeout at now (lastUpdate + timeout >= now, as Java).
+// within its timeout at now (lastUpdate + timeout >= now, as Java, written
+// as a difference so that a broker-sent timeout near 2^63 cannot overflow).
 func (l *Liveness) Alive(k LiveKey, now int64) bool {
 	if l == nil {
 		return false
 	}
 	e, ok := l.entries[k]
-	return ok && e.info.LastUpdate+e.info.Timeout >= now
+	return ok && now-e.info.LastUpdate <= e.info.Timeout
 }
 
 // CountAlive is the number of brokers alive at now: in the table and
@@ -157,7 +158,7 @@ func (l *Liveness) CountAlive(now int64) int {
 	}
 	n := 0
 	for _, e := range l.entries {
-		if e.info.LastUpdate+e.info.Timeout >= now {
+		if now-e.info.LastUpdate <= e.info.Timeout {
 			n++
 		}
 	}
