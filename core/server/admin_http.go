@@ -19,7 +19,7 @@ import (
 // sections; Start binds it when adminListen is set.
 func (s *Server) newAdminHTTP() *adminhttp.Server {
 	a := adminhttp.New(adminhttp.Options{Addr: s.cfg.AdminListen, Log: s.log})
-	a.Collect(s.writeMetrics)
+	a.Register(s.collectors()...)
 	a.Ready("namesrv", s.ready)
 	a.Handle("GET /rocketmq/nsaddr", http.HandlerFunc(s.serveNsaddr))
 	a.Handle("/", status.Handler(s.routes, time.Now))
