@@ -72,7 +72,9 @@ func TestPageInBrowser(t *testing.T) {
 	tb, clk := fixture(t)
 	hist, _ := history(t, clk)
 	srv := httptest.NewServer(New(Options{Routes: tb, Clock: clk.time, History: hist, Refresh: -1,
-		Info: func() Info { return Info{Version: "v0.0.0-test", Started: clk.time().Add(-time.Minute), Listen: "127.0.0.1:9876"} }}))
+		Info: func() Info {
+			return Info{Version: "v0.0.0-test", Started: clk.time().Add(-time.Minute), Listen: "127.0.0.1:9876"}
+		}}))
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), browserTimeout)
 	defer cancel()
