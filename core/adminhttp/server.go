@@ -52,6 +52,11 @@ type Server struct {
 	healthy  []check
 	profiles http.Handler
 
+	tasks     []func(stop <-chan struct{})
+	stop      chan struct{}
+	tasksDone sync.WaitGroup
+	stopOnce  sync.Once
+
 	limits Limits
 	gate   *gate
 	ln     *limitListener
@@ -130,6 +135,15 @@ func (s *Server) ServeProfiles(h http.Handler) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.profiles = h
+}
+
+// Run adds a background task of the listener's sections (sampling for a
+// page's chart): fn runs on a goroutine of its own from Serve until stop is
+// closed by Shutdown. Nothing runs without a listener.
+func (s *Server) Run(fn func(stop <-chan struct{})) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tasks = append(s.tasks, fn)
 }
 
 // Readiness is why the process is not ready, "" when every readiness check
@@ -260,7 +274,12 @@ func (s *Server) Serve(endpoints string) {
 		ConnState:         s.ln.track,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
-	s.done = make(chan struct{})
+	s.done, s.stop = make(chan struct{}), make(chan struct{})
+	s.mu.Lock()
+	for _, fn := range s.tasks {
+		s.tasksDone.Go(func() { fn(s.stop) })
+	}
+	s.mu.Unlock()
 	go func() {
 		defer close(s.done)
 		if err := s.srv.Serve(s.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -291,6 +310,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.ln = nil
 		return err
 	}
+	s.stopOnce.Do(func() { close(s.stop) })
+	s.tasksDone.Wait()
 	if err := s.srv.Shutdown(ctx); err != nil {
 		s.srv.Close()
 		return fmt.Errorf("stop admin listener: %w", err)

@@ -227,3 +227,34 @@ func TestProfileMayOutlastTheWriteTimeout(t *testing.T) {
 		t.Fatalf("a 2s profile under a 1s write timeout: status %d, %d bytes: %.200s", code, len(body), body)
 	}
 }
+
+// A background task runs from Serve to Shutdown, and not without a
+// listener.
+func TestRunTasks(t *testing.T) {
+	started, stopped := make(chan struct{}), make(chan struct{})
+	s := New(Options{Addr: "127.0.0.1:0", Log: quietLog})
+	s.Run(func(stop <-chan struct{}) {
+		close(started)
+		<-stop
+		close(stopped)
+	})
+	none := New(Options{Log: quietLog})
+	none.Run(func(<-chan struct{}) { t.Error("a task ran without a listener") })
+	none.Serve("")
+	if err := s.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	s.Serve("test")
+	<-started
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-stopped:
+	default:
+		t.Fatal("Shutdown returned before the task stopped")
+	}
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatalf("a second Shutdown: %v", err)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/rocketns/rocketns/core/auth"
 	"github.com/rocketns/rocketns/core/metrics"
 	"github.com/rocketns/rocketns/core/route"
+	"github.com/rocketns/rocketns/core/status"
 )
 
 // metricsPrefix starts every series the NameServer writes.
@@ -165,6 +166,18 @@ func (s *Server) collectGauges(e metrics.Emitter) {
 		up = 1
 	}
 	gauge("ready", up)
+}
+
+// historyCounts are the totals the status page's chart samples: route
+// queries, accepted registrations, the route latency histogram.
+func (s *Server) historyCounts() status.Counts {
+	m := s.metrics
+	byClass, _ := m.requests.Totals()
+	return status.Counts{
+		Routes:        byClass[classRoute],
+		Registrations: m.regs[0].Load() + m.regs[1].Load(),
+		RouteLatency:  m.requests.Latency(int(classRoute)),
+	}
 }
 
 // logSummary writes the per-minute line: table sizes and, per request
