@@ -33,8 +33,8 @@ const (
 // take the defaults above.
 type Limits struct {
 	// MaxConns bounds open connections. At the cap a new connection
-	// closes an idle keep-alive one; when none is idle it is closed at
-	// once.
+	// closes an idle keep-alive one, else the oldest that has not sent a
+	// request yet; when every one is busy answering, it is closed at once.
 	MaxConns int
 	// MaxInFlight bounds requests handled at once (the probes /healthz and
 	// /readyz excepted); a request waits up to QueueWait for a slot, then
@@ -112,18 +112,24 @@ type limitListener struct {
 	log *slog.Logger
 
 	mu    sync.Mutex
-	conns map[net.Conn]http.ConnState
+	conns map[net.Conn]connInfo
+	seq   uint64 // accept order, for the oldest silent connection
 
 	refused, evicted atomic.Uint64
 	warned           atomic.Bool
 }
 
+type connInfo struct {
+	state http.ConnState
+	seq   uint64
+}
+
 func newLimitListener(ln net.Listener, max int, log *slog.Logger) *limitListener {
-	return &limitListener{Listener: ln, max: max, log: log, conns: make(map[net.Conn]http.ConnState, max)}
+	return &limitListener{Listener: ln, max: max, log: log, conns: make(map[net.Conn]connInfo, max)}
 }
 
 // Accept returns the next connection within the cap. At the cap it closes
-// an idle keep-alive connection (its client reconnects when it needs to),
+// the oldest idle keep-alive connection (its client reconnects when it needs to),
 // so idle connections cannot lock scrapers and probes out. With none idle the new connection is closed and Accept goes on, so a
 // crowd of connections never holds more than max descriptors.
 func (l *limitListener) Accept() (net.Conn, error) {
@@ -134,13 +140,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		}
 		l.mu.Lock()
 		if len(l.conns) >= l.max {
-			var idle net.Conn
-			for ic, st := range l.conns {
-				if st == http.StateIdle {
-					idle = ic
-					break
-				}
-			}
+			idle := l.victim()
 			if idle == nil {
 				l.mu.Unlock()
 				c.Close()
@@ -155,10 +155,30 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			idle.Close()
 			l.evicted.Add(1)
 		}
-		l.conns[c] = http.StateNew
+		l.seq++
+		l.conns[c] = connInfo{http.StateNew, l.seq}
 		l.mu.Unlock()
 		return c, nil
 	}
+}
+
+// victim is the connection to close for a new one: the oldest idle one,
+// else the oldest silent one, else nil. l.mu is held.
+func (l *limitListener) victim() net.Conn {
+	var idle, silent net.Conn
+	var oldIdle, oldSilent uint64
+	for c, in := range l.conns {
+		switch {
+		case in.state == http.StateIdle && (idle == nil || in.seq < oldIdle):
+			idle, oldIdle = c, in.seq
+		case in.state == http.StateNew && (silent == nil || in.seq < oldSilent):
+			silent, oldSilent = c, in.seq
+		}
+	}
+	if idle != nil {
+		return idle
+	}
+	return silent
 }
 
 // track is the http.Server's ConnState: it keeps each connection's state
@@ -173,8 +193,9 @@ func (l *limitListener) track(c net.Conn, st http.ConnState) {
 			l.warned.Store(false)
 		}
 	default:
-		if _, ok := l.conns[c]; ok {
-			l.conns[c] = st
+		if in, ok := l.conns[c]; ok {
+			in.state = st
+			l.conns[c] = in
 		}
 	}
 }

@@ -102,7 +102,9 @@ func waitOpen(t *testing.T, s *Server, want int) {
 // out, nor take more than MaxConns descriptors.
 func TestConnectionCapEvictsIdle(t *testing.T) {
 	s := limited(t, Limits{MaxConns: 2}, nil, nil)
-	a, b := dial(t, s.Addr()), dial(t, s.Addr())
+	a := dial(t, s.Addr())
+	waitOpen(t, s, 1)
+	b := dial(t, s.Addr())
 	for _, c := range []*rawConn{a, b} {
 		if code, err := c.get("/page"); code != 200 || err != nil {
 			t.Fatalf("GET /page: %d %v", code, err)
@@ -113,8 +115,11 @@ func TestConnectionCapEvictsIdle(t *testing.T) {
 	if code, err := c.get("/page"); code != 200 || err != nil {
 		t.Fatalf("GET /page beyond the cap with idle connections: %d %v", code, err)
 	}
-	if !a.closed() && !b.closed() {
-		t.Fatal("no idle connection closed for the new one")
+	if !a.closed() {
+		t.Fatal("the oldest idle connection was kept for the new one")
+	}
+	if code, err := b.get("/page"); code != 200 || err != nil {
+		t.Fatalf("the newer idle connection was closed: %d %v", code, err)
 	}
 	if n := s.ln.open(); n > 2 {
 		t.Fatalf("%d connections open over a cap of 2", n)
@@ -124,13 +129,40 @@ func TestConnectionCapEvictsIdle(t *testing.T) {
 	}
 }
 
-// With every connection busy (here: opened and silent), a new one is
-// closed at once, and served again once one closes.
-func TestConnectionCapRefusesWhenNoneIdle(t *testing.T) {
+// Silent connections (connected, no request) give way to a new one,
+// oldest first: a slow client cannot hold the cap until its header
+// timeout.
+func TestConnectionCapEvictsSilent(t *testing.T) {
 	s := limited(t, Limits{MaxConns: 2}, nil, nil)
-	a := dial(t, s.Addr())
-	dial(t, s.Addr())
+	first := dial(t, s.Addr())
+	waitOpen(t, s, 1)
+	second := dial(t, s.Addr())
 	waitOpen(t, s, 2)
+	if code, err := dial(t, s.Addr()).get("/page"); code != 200 || err != nil {
+		t.Fatalf("GET /page beyond the cap with silent connections: %d %v", code, err)
+	}
+	if !first.closed() {
+		t.Fatal("the oldest silent connection was kept")
+	}
+	if code, err := second.get("/page"); code != 200 || err != nil {
+		t.Fatalf("the newer silent connection was closed: %d %v", code, err)
+	}
+}
+
+// With every connection busy answering, a new one is closed at once, and
+// served again once one is done.
+func TestConnectionCapRefusesWhenAllBusy(t *testing.T) {
+	release, entered := make(chan struct{}), make(chan struct{}, 2)
+	s := limited(t, Limits{MaxConns: 2, MaxInFlight: 4}, release, entered)
+	done := make(chan error, 2)
+	for range 2 {
+		c := dial(t, s.Addr())
+		go func() {
+			_, err := c.get("/block")
+			done <- err
+		}()
+		<-entered
+	}
 	over := dial(t, s.Addr())
 	if !over.closed() {
 		t.Fatal("a connection over the cap was kept")
@@ -138,10 +170,14 @@ func TestConnectionCapRefusesWhenNoneIdle(t *testing.T) {
 	if s.ln.refused.Load() == 0 {
 		t.Fatal("refusal not counted")
 	}
-	a.nc.Close()
-	waitOpen(t, s, 1)
+	close(release)
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatalf("a busy connection: %v", err)
+		}
+	}
 	if code, err := dial(t, s.Addr()).get("/page"); code != 200 || err != nil {
-		t.Fatalf("GET /page after a connection closed: %d %v", code, err)
+		t.Fatalf("GET /page once the others are done: %d %v", code, err)
 	}
 }
 
