@@ -1,7 +1,6 @@
 // admin_flood_test.go: a crowd of keep-alive connections to the admin
-// listener takes
-// no more than its cap of descriptors, and the remoting port, the probes
-// and the status page keep answering.
+// listener takes no more than its cap of descriptors, and the remoting
+// port, the probes and the status page keep answering.
 
 package server
 
