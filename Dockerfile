@@ -1,7 +1,7 @@
 # Container image of rocketns: bin/namesrv and bin/nsadmin, static, on a distroless base, run as uid 3000.
 #
 # Build:  make image   (docker build --build-arg VERSION=$(git describe --tags --always --dirty) -t rocketns:<version> .)
-# Run:    docker run -p 9876:9876 -p 9877:9877 -v rocketns-data:/var/lib/rocketns rocketns:dev
+# Run:    docker run -p 9876:9876 -p 127.0.0.1:9877:9877 -v rocketns-data:/var/lib/rocketns rocketns:dev
 #
 # Why distroless/static rather than debian-slim: the binaries are static (CGO_ENABLED=0: netpoll and sonic
 # need no cgo; sonic's run-time code generation is pure Go, and on other architectures it falls back to
@@ -57,7 +57,8 @@ VOLUME ["/var/lib/rocketns"]
 # uid/gid 3000, like the Apache RocketMQ image. Numeric, so Kubernetes' runAsNonRoot can verify it.
 USER 3000:3000
 WORKDIR /var/lib/rocketns
-# 9876: remoting (brokers, clients, admin tools). 9877: adminListen (/healthz, /readyz, /metrics).
+# 9876: remoting (brokers, clients, admin tools). 9877: adminListen (/healthz, /readyz, /metrics, the status
+# page, /rocketmq/nsaddr; no authentication): publish it on the host's loopback or a monitoring network only.
 EXPOSE 9876 9877
 # GET_BROKER_CLUSTER_INFO (106) over the remoting port: answered whatever the ACL settings, needs no admin
 # listener and no shell. Adjust the address if listenPort changes or TLS is enforcing.

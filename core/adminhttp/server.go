@@ -1,5 +1,6 @@
 // server.go holds the admin listener: its registrations, its handler and
-// its lifecycle.
+// its lifecycle. Its caps (connections, requests in flight, header size,
+// timeouts) are in limits.go.
 
 package adminhttp
 
@@ -7,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -17,17 +17,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/VictoriaMetrics/metrics"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/rocketns/rocketns/core/buildinfo"
 )
 
-// DefaultWriteTimeout bounds writing one admin answer, so a client that
-// stops reading cannot hold a goroutine and its connection, nor the
-// listener's shutdown, for ever.
-const DefaultWriteTimeout = 30 * time.Second
-
-// Options configure an admin listener.
+// Options configure an admin listener. Zero limits take the defaults of
+// limits.go.
 type Options struct {
 	// Addr is the host:port to listen on; "" means no listener (Handler
 	// still serves, for embedding).
@@ -36,6 +34,8 @@ type Options struct {
 	Log *slog.Logger
 	// WriteTimeout replaces DefaultWriteTimeout when set.
 	WriteTimeout time.Duration
+	// Limits bound what clients can hold (limits.go).
+	Limits Limits
 }
 
 // Server is one admin listener and what is registered with it. Register
@@ -44,16 +44,24 @@ type Server struct {
 	opts Options
 	log  *slog.Logger
 
-	mu         sync.Mutex
-	sections   []section
-	collectors []func(io.Writer)
-	ready      []check
-	healthy    []check
-	profiles   http.Handler
+	mu       sync.Mutex
+	sections []section
+	registry *prometheus.Registry
+	regErr   error // the first collector that could not be registered
+	ready    []check
+	healthy  []check
+	profiles http.Handler
 
-	ln   net.Listener
-	srv  *http.Server
-	done chan struct{} // closed when Serve returned
+	tasks     []func(stop <-chan struct{})
+	stop      chan struct{}
+	tasksDone sync.WaitGroup
+	stopOnce  sync.Once
+
+	limits Limits
+	gate   *gate
+	ln     *limitListener
+	srv    *http.Server
+	done   chan struct{} // closed when Serve returned
 }
 
 type section struct {
@@ -69,10 +77,12 @@ type check struct {
 
 // New makes an admin listener; nothing is bound until Listen.
 func New(o Options) *Server {
-	s := &Server{opts: o, log: o.Log}
+	s := &Server{opts: o, log: o.Log, registry: prometheus.NewRegistry(), limits: o.Limits.withDefaults()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	s.gate = newGate(s.limits.MaxInFlight, s.limits.QueueWait)
+	s.Register(buildInfo(), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return s
 }
 
@@ -85,14 +95,19 @@ func (s *Server) Handle(pattern string, h http.Handler) {
 	s.sections = append(s.sections, section{pattern, h})
 }
 
-// Collect adds a metrics collector: write is called on every scrape and
-// writes Prometheus text format. Collectors are written in the order
-// added, then the build information and the Go runtime and process
-// metrics.
-func (s *Server) Collect(write func(w io.Writer)) {
+// Register adds metrics collectors, scraped on every GET /metrics beside
+// the build information and the Go runtime and process collectors. A
+// collector that cannot be registered (a series another one already has)
+// is a mistake in the program: Listen reports it and /metrics answers 500
+// naming it.
+func (s *Server) Register(cs ...prometheus.Collector) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.collectors = append(s.collectors, write)
+	for _, c := range cs {
+		if err := s.registry.Register(c); err != nil && s.regErr == nil {
+			s.regErr = fmt.Errorf("admin metrics: %w", err)
+		}
+	}
 }
 
 // Ready adds a readiness check: fn returns "" when ready, else why not.
@@ -122,6 +137,15 @@ func (s *Server) ServeProfiles(h http.Handler) {
 	s.profiles = h
 }
 
+// Run adds a background task of the listener's sections (sampling for a
+// page's chart): fn runs on a goroutine of its own from Serve until stop is
+// closed by Shutdown. Nothing runs without a listener.
+func (s *Server) Run(fn func(stop <-chan struct{})) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tasks = append(s.tasks, fn)
+}
+
 // Readiness is why the process is not ready, "" when every readiness check
 // passes: what /readyz reports, for a gauge or a log line.
 func (s *Server) Readiness() string {
@@ -146,16 +170,19 @@ func (s *Server) Handler() http.Handler {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	mux := http.NewServeMux()
-	collectors, ready, healthy := s.collectors, s.ready, s.healthy
-	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-store")
-		for _, c := range collectors {
-			c(w)
-		}
-		writeBuildInfo(w)
-		metrics.WriteProcessMetrics(w)
+	ready, healthy, regErr := s.ready, s.healthy, s.regErr
+	scrape := promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{
+		ErrorLog:      slog.NewLogLogger(s.log.Handler(), slog.LevelError),
+		ErrorHandling: promhttp.ContinueOnError,
 	})
+	mux.Handle("GET /metrics", s.gate.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if regErr != nil {
+			WriteText(w, http.StatusInternalServerError, regErr.Error()+"\n")
+			return
+		}
+		w.Header().Set("Cache-Control", "no-store")
+		scrape.ServeHTTP(w, r)
+	})))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		if why := firstFailing(healthy); why != "" {
 			WriteText(w, http.StatusServiceUnavailable, "unhealthy: "+why+"\n")
@@ -173,11 +200,13 @@ func (s *Server) Handler() http.Handler {
 		}
 		WriteText(w, http.StatusOK, "ready\n")
 	})
+	// The probes stay outside the gate: a burst of status pages must not
+	// make a load balancer take the process out of rotation.
 	if s.profiles != nil {
-		mux.Handle("/debug/pprof/", s.profiles)
+		mux.Handle("/debug/pprof/", s.gate.wrap(s.profiles))
 	}
 	for _, sec := range s.sections {
-		mux.Handle(sec.pattern, sec.h)
+		mux.Handle(sec.pattern, s.gate.wrap(sec.h))
 	}
 	return mux
 }
@@ -202,6 +231,12 @@ func (s *Server) Addr() string {
 // Listen binds Options.Addr; it does nothing when Addr is empty. Binding
 // apart from serving lets a taken port fail start-up cheaply.
 func (s *Server) Listen() error {
+	s.mu.Lock()
+	regErr := s.regErr
+	s.mu.Unlock()
+	if regErr != nil {
+		return regErr
+	}
 	addr := strings.TrimSpace(s.opts.Addr)
 	if addr == "" {
 		return nil
@@ -210,7 +245,7 @@ func (s *Server) Listen() error {
 	if err != nil {
 		return fmt.Errorf("admin listen %s: %w", addr, err)
 	}
-	s.ln = ln
+	s.ln = newLimitListener(ln, s.limits.MaxConns, s.log)
 	return nil
 }
 
@@ -228,22 +263,31 @@ func (s *Server) Serve(endpoints string) {
 	// requested time (?seconds= of a CPU profile, a trace or a delta
 	// profile) push their own connection's deadline out by that time
 	// through http.ResponseController, which net/http/pprof does itself.
+	l := s.limits
 	s.srv = &http.Server{
 		Handler:           s.Handler(),
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       10 * time.Second,
+		ReadHeaderTimeout: l.ReadHeaderTimeout,
+		ReadTimeout:       l.ReadTimeout,
 		WriteTimeout:      writeTimeout,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    16 << 10,
+		IdleTimeout:       l.IdleTimeout,
+		MaxHeaderBytes:    l.MaxHeaderBytes,
+		ConnState:         s.ln.track,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
-	s.done = make(chan struct{})
+	s.done, s.stop = make(chan struct{}), make(chan struct{})
+	s.mu.Lock()
+	for _, fn := range s.tasks {
+		s.tasksDone.Go(func() { fn(s.stop) })
+	}
+	s.mu.Unlock()
 	go func() {
 		defer close(s.done)
 		if err := s.srv.Serve(s.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error("admin listener stopped; metrics and probes are unavailable", "addr", s.ln.Addr().String(), "err", err)
 		}
 	}()
-	s.log.Info("admin listener serving "+endpoints, "addr", s.ln.Addr().String(), "pprof", s.profiles != nil)
+	s.log.Info("admin listener serving "+endpoints, "addr", s.ln.Addr().String(), "pprof", s.profiles != nil,
+		"max_conns", l.MaxConns, "max_in_flight", l.MaxInFlight)
 	if s.profiles != nil && !isLoopback(s.ln.Addr()) {
 		s.log.Warn("pprof is served on an admin listener beyond loopback: profiles reveal the server's internals",
 			"addr", s.ln.Addr().String(), "setting", "adminListen")
@@ -266,6 +310,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.ln = nil
 		return err
 	}
+	s.stopOnce.Do(func() { close(s.stop) })
+	s.tasksDone.Wait()
 	if err := s.srv.Shutdown(ctx); err != nil {
 		s.srv.Close()
 		return fmt.Errorf("stop admin listener: %w", err)
@@ -274,14 +320,20 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return nil
 }
 
-// writeBuildInfo writes the build_info gauge: the version stamped at build
-// time (core/buildinfo: the tag or commit, "-dirty" for a modified tree).
-func writeBuildInfo(w io.Writer) {
-	version, goVersion := buildinfo.Version(), runtime.Version()
+// buildInfo is the build_info gauge: the version stamped at build time
+// (core/buildinfo: the tag or commit, "-dirty" for a modified tree).
+func buildInfo() prometheus.Collector {
+	goVersion := runtime.Version()
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		goVersion = bi.GoVersion
 	}
-	fmt.Fprintf(w, "rocketns_build_info{version=\"%s\",go_version=\"%s\"} 1\n", LabelValue(version), LabelValue(goVersion))
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "rocketns_build_info",
+		Help:        "Always 1; the labels say which build runs.",
+		ConstLabels: prometheus.Labels{"version": buildinfo.Version(), "go_version": goVersion},
+	})
+	g.Set(1)
+	return g
 }
 
 // LabelValue escapes a Prometheus label value.

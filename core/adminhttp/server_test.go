@@ -17,6 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+
 	"github.com/rocketns/rocketns/core/buildinfo"
 	"github.com/rocketns/rocketns/pprof"
 )
@@ -77,20 +80,41 @@ func TestReadinessComposes(t *testing.T) {
 
 func TestCollectorsAndSections(t *testing.T) {
 	s := New(Options{Log: quietLog})
-	s.Collect(func(w io.Writer) { fmt.Fprintln(w, "first_total 1") })
-	s.Collect(func(w io.Writer) { fmt.Fprintln(w, "second_total 2") })
+	first := prometheus.NewCounter(prometheus.CounterOpts{Name: "first_total", Help: "First."})
+	first.Inc()
+	second := prometheus.NewGauge(prometheus.GaugeOpts{Name: "second", Help: "Second."})
+	second.Set(2)
+	s.Register(first, second)
 	s.Handle("GET /rocketmq/nsaddr", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		WriteText(w, 200, "10.0.0.1:9876")
 	}))
 	code, body := get(t, s.Handler(), "/metrics")
-	first, second := strings.Index(body, "first_total 1"), strings.Index(body, "second_total 2")
-	if code != 200 || first < 0 || second < first {
-		t.Fatalf("metrics %d, collectors at %d and %d:\n%.300s", code, first, second, body)
+	if code != 200 {
+		t.Fatalf("metrics %d:\n%.300s", code, body)
 	}
-	for _, want := range []string{`rocketns_build_info{version="` + LabelValue(buildinfo.Version()) + `"`, "go_goroutines ", "process_resident_memory_bytes "} {
+	for _, want := range []string{"first_total 1\n", "second 2\n", "# TYPE second gauge\n",
+		`rocketns_build_info{go_version="`, `",version="` + LabelValue(buildinfo.Version()) + `"} 1`,
+		"# HELP go_goroutines ", "go_goroutines ", "go_memstats_heap_inuse_bytes ", "process_resident_memory_bytes ",
+		"process_open_fds "} {
 		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %q", want)
 		}
+	}
+	problems, err := promlint.New(strings.NewReader(body)).Lint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+	}
+	// A second collector of the same series is refused at Listen, and the
+	// scrape says why instead of answering half.
+	s.Register(prometheus.NewCounter(prometheus.CounterOpts{Name: "first_total", Help: "Again."}))
+	if err := s.Listen(); err == nil || !strings.Contains(err.Error(), "first_total") {
+		t.Fatalf("Listen with a duplicate collector: %v", err)
+	}
+	if code, body := get(t, s.Handler(), "/metrics"); code != 500 || !strings.Contains(body, "first_total") {
+		t.Fatalf("metrics with a duplicate collector: %d %.200s", code, body)
 	}
 	if code, body := get(t, s.Handler(), "/rocketmq/nsaddr"); code != 200 || body != "10.0.0.1:9876" {
 		t.Fatalf("section %d %q", code, body)
@@ -201,5 +225,36 @@ func TestProfileMayOutlastTheWriteTimeout(t *testing.T) {
 	code, body := httpGet(t, "http://"+s.Addr()+"/debug/pprof/allocs?seconds=2")
 	if code != http.StatusOK || len(body) == 0 {
 		t.Fatalf("a 2s profile under a 1s write timeout: status %d, %d bytes: %.200s", code, len(body), body)
+	}
+}
+
+// A background task runs from Serve to Shutdown, and not without a
+// listener.
+func TestRunTasks(t *testing.T) {
+	started, stopped := make(chan struct{}), make(chan struct{})
+	s := New(Options{Addr: "127.0.0.1:0", Log: quietLog})
+	s.Run(func(stop <-chan struct{}) {
+		close(started)
+		<-stop
+		close(stopped)
+	})
+	none := New(Options{Log: quietLog})
+	none.Run(func(<-chan struct{}) { t.Error("a task ran without a listener") })
+	none.Serve("")
+	if err := s.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	s.Serve("test")
+	<-started
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-stopped:
+	default:
+		t.Fatal("Shutdown returned before the task stopped")
+	}
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatalf("a second Shutdown: %v", err)
 	}
 }

@@ -5,10 +5,11 @@
 package ctlserver
 
 import (
-	"fmt"
 	"io"
 	"strings"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/core/adminhttp"
@@ -66,64 +67,86 @@ func (s *Server) observe(code, resp int32, took time.Duration, weight uint64) {
 // raftStates are the values of rocketns_controller_raft_state's label.
 var raftStates = [...]string{"Follower", "Candidate", "Leader", "Shutdown"}
 
-// WriteMetrics writes the node's series in Prometheus text format: an
-// adminhttp collector.
-func (s *Server) WriteMetrics(w io.Writer) {
-	s.requests.Write(w)
-	s.listener.Write(w)
-	st := s.Stats()
+// scrapeFamilies are the node's series read at scrape time from Stats.
+var scrapeFamilies = func() []metrics.Family {
 	p := MetricsPrefix
-	gauge := func(name, help string, v any) {
-		fmt.Fprintf(w, "# HELP %s%s %s\n# TYPE %s%s gauge\n%s%s %v\n", p, name, help, p, name, p, name, v)
+	g := func(name, help string, labels ...string) metrics.Family {
+		return metrics.Family{Name: p + name, Help: help, Type: prometheus.GaugeValue, Labels: labels}
 	}
-	b := func(v bool) int {
+	c := func(name, help string, labels ...string) metrics.Family {
+		return metrics.Family{Name: p + name, Help: help, Type: prometheus.CounterValue, Labels: labels}
+	}
+	return []metrics.Family{
+		g("raft_state", "1 for this node's raft state.", "state"),
+		g("raft_leader", "1 when this node is the ready leader (elected and its barrier applied)."),
+		g("raft_has_leader", "1 when this node knows a leader of its group."),
+		g("raft_term", "The raft term."),
+		g("raft_last_log_index", "Index of the last raft log entry stored."),
+		g("raft_commit_index", "Index of the last raft log entry known committed."),
+		g("raft_applied_index", "Index of the last raft log entry applied to the state."),
+		g("raft_last_snapshot_index", "Index the newest snapshot covers (0: none)."),
+		g("raft_voters", "Voting members in raft's configuration."),
+		g("raft_membership_mismatch", "1 when raft's membership differs from the configured peers."),
+		g("raft_last_contact_seconds", "Seconds since a follower last heard from its leader."),
+		c("elections_total", "Elections this node decided as leader, by result: success (a new master), still_exist (2011), failed (2012), cleared (2004, no candidate).", "result"),
+		c("notifications_total", "NOTIFY_BROKER_ROLE_CHANGED (1008) notices, by result: sent, or failed (broker unreachable).", "result"),
+		c("overloaded_total", "Leader requests refused with SYSTEM_BUSY (queue full)."),
+		c("unknown_outcomes_total", "Writes whose commit timed out or lost the leadership (answered SYSTEM_ERROR; they may still apply)."),
+		c("reannounced_total", "Masters announced again because their election's notice was never sent."),
+		g("groups", "Broker sets in the replicated state."),
+		g("groups_without_master", "Broker sets with no master recorded."),
+		g("brokers_alive", "Brokers this node heard from within their heartbeat timeout."),
+		g("queued_requests", "Leader requests waiting to be decided."),
+	}
+}()
+
+// Collectors are the node's metrics: the remoting port's request and
+// listener counters, and the series read at each scrape from Stats.
+func (s *Server) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{s.requests, s.listener, metrics.NewScrape(s.collect, scrapeFamilies...)}
+}
+
+// WriteMetrics writes the node's series in Prometheus text format.
+func (s *Server) WriteMetrics(w io.Writer) { _ = metrics.WriteText(w, s.Collectors()...) }
+
+func (s *Server) collect(e metrics.Emitter) {
+	st := s.Stats()
+	emit := func(name string, v float64, labels ...string) { e.Emit(MetricsPrefix+name, v, labels...) }
+	b := func(v bool) float64 {
 		if v {
 			return 1
 		}
 		return 0
 	}
-	fmt.Fprintf(w, "# HELP %sraft_state 1 for this node's raft state.\n# TYPE %sraft_state gauge\n", p, p)
 	for _, state := range raftStates {
-		fmt.Fprintf(w, "%sraft_state{state=\"%s\"} %d\n", p, strings.ToLower(state), b(st.Raft.State == state))
+		emit("raft_state", b(st.Raft.State == state), strings.ToLower(state))
 	}
-	gauge("raft_leader", "1 when this node is the ready leader (elected and its barrier applied).", b(st.Raft.ReadyLeader))
-	gauge("raft_has_leader", "1 when this node knows a leader of its group.", b(st.Raft.LeaderID != ""))
-	gauge("raft_term", "The raft term.", st.Raft.Term)
-	gauge("raft_last_log_index", "Index of the last raft log entry stored.", st.Raft.LastLogIndex)
-	gauge("raft_commit_index", "Index of the last raft log entry known committed.", st.Raft.CommitIndex)
-	gauge("raft_applied_index", "Index of the last raft log entry applied to the state.", st.Raft.AppliedIndex)
-	gauge("raft_last_snapshot_index", "Index the newest snapshot covers (0: none).", st.Raft.LastSnapshotIndex)
-	gauge("raft_voters", "Voting members in raft's configuration.", st.Raft.Voters)
-	gauge("raft_membership_mismatch", "1 when raft's membership differs from the configured peers.", b(st.Raft.MembershipMismatch))
+	emit("raft_leader", b(st.Raft.ReadyLeader))
+	emit("raft_has_leader", b(st.Raft.LeaderID != ""))
+	emit("raft_term", float64(st.Raft.Term))
+	emit("raft_last_log_index", float64(st.Raft.LastLogIndex))
+	emit("raft_commit_index", float64(st.Raft.CommitIndex))
+	emit("raft_applied_index", float64(st.Raft.AppliedIndex))
+	emit("raft_last_snapshot_index", float64(st.Raft.LastSnapshotIndex))
+	emit("raft_voters", float64(st.Raft.Voters))
+	emit("raft_membership_mismatch", b(st.Raft.MembershipMismatch))
 	if !st.Raft.LastContact.IsZero() {
-		gauge("raft_last_contact_seconds", "Seconds since a follower last heard from its leader.",
-			s.cfg.Clock().Sub(st.Raft.LastContact).Seconds())
+		emit("raft_last_contact_seconds", s.cfg.Clock().Sub(st.Raft.LastContact).Seconds())
 	}
-	counter := func(name, help, label string, values map[string]uint64, order []string) {
-		fmt.Fprintf(w, "# HELP %s%s %s\n# TYPE %s%s counter\n", p, name, help, p, name)
-		for _, k := range order {
-			if label == "" {
-				fmt.Fprintf(w, "%s%s %d\n", p, name, values[k])
-			} else {
-				fmt.Fprintf(w, "%s%s{%s=\"%s\"} %d\n", p, name, label, k, values[k])
-			}
-		}
-	}
-	e := st.Elections
-	counter("elections_total", "Elections this node decided as leader, by result: success (a new master), still_exist (2011), failed (2012), cleared (2004, no candidate).",
-		"result", map[string]uint64{"success": e.Success, "still_exist": e.StillExist, "failed": e.Failed, "cleared": e.Cleared},
-		[]string{"success", "still_exist", "failed", "cleared"})
-	counter("notifications_total", "NOTIFY_BROKER_ROLE_CHANGED (1008) notices, by result: sent, or failed (broker unreachable).",
-		"result", map[string]uint64{"sent": st.NotificationsSent, "failed": st.NotificationsFailed}, []string{"sent", "failed"})
-	counter("overloaded_total", "Leader requests refused with SYSTEM_BUSY (queue full).", "", map[string]uint64{"": st.Overloaded}, []string{""})
-	counter("unknown_outcomes_total", "Writes whose commit timed out or lost the leadership (answered SYSTEM_ERROR; they may still apply).",
-		"", map[string]uint64{"": st.UnknownOutcomes}, []string{""})
-	counter("reannounced_total", "Masters announced again because their election's notice was never sent.",
-		"", map[string]uint64{"": st.Reannounced}, []string{""})
-	gauge("groups", "Broker sets in the replicated state.", st.Groups)
-	gauge("groups_without_master", "Broker sets with no master recorded.", st.GroupsWithoutMaster)
-	gauge("brokers_alive", "Brokers this node heard from within their heartbeat timeout.", st.BrokersAlive)
-	gauge("queued_requests", "Leader requests waiting to be decided.", st.QueuedRequests)
+	el := st.Elections
+	emit("elections_total", float64(el.Success), "success")
+	emit("elections_total", float64(el.StillExist), "still_exist")
+	emit("elections_total", float64(el.Failed), "failed")
+	emit("elections_total", float64(el.Cleared), "cleared")
+	emit("notifications_total", float64(st.NotificationsSent), "sent")
+	emit("notifications_total", float64(st.NotificationsFailed), "failed")
+	emit("overloaded_total", float64(st.Overloaded))
+	emit("unknown_outcomes_total", float64(st.UnknownOutcomes))
+	emit("reannounced_total", float64(st.Reannounced))
+	emit("groups", float64(st.Groups))
+	emit("groups_without_master", float64(st.GroupsWithoutMaster))
+	emit("brokers_alive", float64(st.BrokersAlive))
+	emit("queued_requests", float64(st.QueuedRequests))
 }
 
 // Readiness is why the node is not ready, "" when it is: started, not
@@ -147,6 +170,6 @@ func (s *Server) Readiness() string {
 // RegisterAdmin adds the node's metrics and readiness to an admin
 // listener (call it before the listener starts serving).
 func (s *Server) RegisterAdmin(a *adminhttp.Server) {
-	a.Collect(s.WriteMetrics)
+	a.Register(s.Collectors()...)
 	a.Ready("controller", s.Readiness)
 }

@@ -5,7 +5,7 @@ package metrics
 import (
 	"io"
 
-	vm "github.com/VictoriaMetrics/metrics"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/core/remoting"
@@ -19,29 +19,29 @@ var frameReasons = [...]string{
 	"other",
 }
 
-// Listener counts a remoting listener's own events.
+// Listener counts a remoting listener's own events; it is a
+// prometheus.Collector.
 type Listener struct {
-	set              *vm.Set
-	badFrames        [len(frameReasons)]*vm.Counter
-	connRefused      *vm.Counter
-	tlsOK, tlsFailed *vm.Counter
+	Counters
+	badFrames   []Counter
+	connRefused []Counter
+	tls         []Counter // ok, failed
 }
 
 // NewListener makes the counters, their series named from prefix.
 func NewListener(prefix string) *Listener {
-	l := &Listener{set: vm.NewSet()}
-	for i, r := range frameReasons {
-		l.badFrames[i] = l.set.NewCounter(prefix + `frames_rejected_total{reason="` + r + `"}`)
-	}
-	l.connRefused = l.set.NewCounter(prefix + `connections_refused_total{reason="max_connections"}`)
-	l.tlsOK = l.set.NewCounter(prefix + `tls_handshakes_total{result="ok"}`)
-	l.tlsFailed = l.set.NewCounter(prefix + `tls_handshakes_total{result="failed"}`)
+	l := &Listener{}
+	l.badFrames = l.Family(prefix+"frames_rejected_total",
+		"Connections closed for a frame that does not decode, by reason.", "reason", frameReasons[:]...)
+	l.connRefused = l.Family(prefix+"connections_refused_total",
+		"Connections closed at accept, by reason.", "reason", "max_connections")
+	l.tls = l.Family(prefix+"tls_handshakes_total", "TLS handshakes, by result.", "result", "ok", "failed")
 	return l
 }
 
 // Events are the listener's hooks into these counters.
 func (l *Listener) Events() remoting.Events {
-	return remoting.Events{FrameRejected: l.badFrame, ConnRefused: l.connRefused.Inc, TLSHandshake: l.tlsHandshake}
+	return remoting.Events{FrameRejected: l.badFrame, ConnRefused: l.connRefused[0].Inc, TLSHandshake: l.tlsHandshake}
 }
 
 func (l *Listener) badFrame(reason string) {
@@ -54,11 +54,13 @@ func (l *Listener) badFrame(reason string) {
 
 func (l *Listener) tlsHandshake(ok bool) {
 	if ok {
-		l.tlsOK.Inc()
+		l.tls[0].Inc()
 	} else {
-		l.tlsFailed.Inc()
+		l.tls[1].Inc()
 	}
 }
 
 // Write writes every series in Prometheus text format.
-func (l *Listener) Write(w io.Writer) { l.set.WritePrometheus(w) }
+func (l *Listener) Write(w io.Writer) { _ = WriteText(w, l) }
+
+var _ prometheus.Collector = (*Listener)(nil)

@@ -1,14 +1,18 @@
 // metrics_test.go checks the request and listener counters through the
-// text they write: per-code and UNKNOWN counters, error series created on
-// first use, weighted latency samples, totals, and that updates allocate
-// nothing.
+// text they write: per-code and UNKNOWN counters, error series listed from
+// their first error, weighted latency samples, totals, quantiles, promlint,
+// and that updates allocate nothing.
 
 package metrics
 
 import (
+	"io"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 )
 
 func newTestRequests(t *testing.T) *Requests {
@@ -123,5 +127,85 @@ func TestListenerEvents(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("no %s in\n%s", want, b.String())
 		}
+	}
+}
+
+// Every family the package writes passes promlint: HELP, TYPE, counter
+// names ending in _total, base units.
+func TestLintClean(t *testing.T) {
+	r := newTestRequests(t)
+	r.Observe(105, 17, time.Microsecond, 1)
+	var cs Counters
+	cs.Family("x_events_total", "Events.", "reason", "a", "b")[1].Inc()
+	cs.Family("x_single_total", "One count.", "")
+	sc := NewScrape(func(e Emitter) {
+		e.Emit("x_size", 3)
+		e.Emit("x_state", 1, "up")
+	}, Family{"x_size", "A size.", prometheus.GaugeValue, nil}, Family{"x_state", "A state.", prometheus.GaugeValue, []string{"state"}})
+	var b strings.Builder
+	if err := WriteText(&b, r, NewListener("x_"), &cs, sc); err != nil {
+		t.Fatal(err)
+	}
+	problems, err := promlint.New(strings.NewReader(b.String())).Lint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+	}
+	for _, want := range []string{"# TYPE x_events_total counter", `x_events_total{reason="b"} 1`, "x_single_total 0",
+		"# TYPE x_size gauge", "x_size 3", `x_state{state="up"} 1`, "# HELP x_request_duration_seconds "} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q in\n%s", want, b.String())
+		}
+	}
+}
+
+// A family emitted without being described fails the scrape, not the
+// process.
+func TestScrapeUndescribed(t *testing.T) {
+	sc := NewScrape(func(e Emitter) { e.Emit("x_other", 1) }, Family{"x_size", "A size.", prometheus.GaugeValue, nil})
+	if err := WriteText(io.Discard, sc); err == nil || !strings.Contains(err.Error(), "x_other") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+// Counting through a family's children costs no allocation.
+func TestCountersAllocateNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
+	var cs Counters
+	c := cs.Family("x_events_total", "Events.", "reason", "a", "b")
+	l := NewListener("x_").Events()
+	if n := testing.AllocsPerRun(1000, func() {
+		c[1].Inc()
+		l.FrameRejected("bad_json_header")
+		l.ConnRefused()
+	}); n != 0 {
+		t.Fatalf("%v allocations", n)
+	}
+}
+
+// The quantile estimate interpolates inside the bucket holding the rank.
+func TestQuantile(t *testing.T) {
+	var h Histogram
+	before := h.Snapshot()
+	if Quantile(0.99, &before, &before) != 0 {
+		t.Fatal("quantile of nothing")
+	}
+	h.Observe(20*time.Microsecond, 98) // (10us, 25us]
+	h.Observe(3*time.Millisecond, 2)   // (2.5ms, 5ms]
+	after := h.Snapshot()
+	if q := Quantile(0.5, &before, &after); q <= 10*time.Microsecond || q > 25*time.Microsecond {
+		t.Fatalf("p50 %v", q)
+	}
+	if q := Quantile(0.99, &before, &after); q <= 2500*time.Microsecond || q > 5*time.Millisecond {
+		t.Fatalf("p99 %v", q)
+	}
+	h.Observe(time.Hour, 1000)
+	inf := h.Snapshot()
+	if q := Quantile(0.99, &after, &inf); q != time.Second {
+		t.Fatalf("p99 in +Inf %v", q)
 	}
 }

@@ -6,11 +6,9 @@ package metrics
 import (
 	"fmt"
 	"io"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	vm "github.com/VictoriaMetrics/metrics"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Code is one request code with counters of its own.
@@ -46,23 +44,24 @@ type RequestOptions struct {
 // in a map.
 const denseCodes = 2048
 
-// Requests counts one listener's requests. All counters but the error ones
-// are resolved when it is built, so Observe is an index and atomic adds.
+// Requests counts one listener's requests; it is a prometheus.Collector.
+// Every counter is resolved when it is built, so Observe is an index and
+// atomic adds.
 type Requests struct {
-	set      *vm.Set
 	prefix   string
 	classes  []string
 	dense    [denseCodes]uint8 // request code -> slot; 0 = UNKNOWN
 	sparse   map[int32]uint8
 	names    []string // by slot
 	class    []int    // by slot
-	requests []*vm.Counter
-	// errors are created on first use: most (code, response) pairs never
-	// happen, and a scrape need not list them all at zero.
+	requests []Counter
+	// errors[slot][response] exist for every pair; a scrape lists only
+	// those that counted something, as most pairs never happen.
 	responses []Response // with OTHER last
-	errors    [][]atomic.Pointer[vm.Counter]
-	errorMu   sync.Mutex
+	errors    [][]Counter
 	latency   []Histogram
+
+	requestsDesc, errorsDesc, latencyDesc *prometheus.Desc
 }
 
 // NewRequests builds the counters of o.
@@ -70,7 +69,7 @@ func NewRequests(o RequestOptions) (*Requests, error) {
 	if o.UnknownClass < 0 || o.UnknownClass >= len(o.Classes) {
 		return nil, fmt.Errorf("metrics: unknown-code class %d of %d classes", o.UnknownClass, len(o.Classes))
 	}
-	r := &Requests{set: vm.NewSet(), prefix: o.Prefix, classes: o.Classes, sparse: map[int32]uint8{}}
+	r := &Requests{prefix: o.Prefix, classes: o.Classes, sparse: map[int32]uint8{}}
 	r.names = append(r.names, "UNKNOWN")
 	r.class = append(r.class, o.UnknownClass)
 	for _, c := range o.Codes {
@@ -86,17 +85,19 @@ func NewRequests(o RequestOptions) (*Requests, error) {
 		r.names = append(r.names, c.Name)
 		r.class = append(r.class, c.Class)
 	}
-	r.requests = make([]*vm.Counter, len(r.names))
-	for i, name := range r.names {
-		r.requests[i] = r.set.NewCounter(r.prefix + `requests_total{code="` + name + `"}`)
-	}
+	r.requests = make([]Counter, len(r.names))
 	r.responses = append(append(r.responses, o.Responses...), Response{-1, "OTHER"})
-	r.errors = make([][]atomic.Pointer[vm.Counter], len(r.names))
+	r.errors = make([][]Counter, len(r.names))
 	for i := range r.errors {
-		r.errors[i] = make([]atomic.Pointer[vm.Counter], len(r.responses))
+		r.errors[i] = make([]Counter, len(r.responses))
 	}
 	r.latency = make([]Histogram, len(o.Classes))
-	r.set.RegisterMetricsWriter(r.writeLatency)
+	r.requestsDesc = prometheus.NewDesc(o.Prefix+"requests_total",
+		"Requests handled, by request code (oneway and refused ones included).", []string{"code"}, nil)
+	r.errorsDesc = prometheus.NewDesc(o.Prefix+"request_errors_total",
+		"Requests answered with a code other than SUCCESS, by request code and response code.", []string{"code", "response"}, nil)
+	r.latencyDesc = prometheus.NewDesc(o.Prefix+"request_duration_seconds",
+		"Time from a decoded request to its queued answer, by request class.", []string{"class"}, nil)
 	return r, nil
 }
 
@@ -113,13 +114,12 @@ func (r *Requests) ClassOf(code int32) int { return r.class[r.slot(code)] }
 
 // Observe counts one request of code answered with resp; it is a remoting
 // listener's Observe. A timed request (weight > 0) took d and stands for
-// weight requests in the latency histogram. It allocates nothing, except
-// once per (code, error response) pair the first time that pair is seen.
+// weight requests in the latency histogram. It allocates nothing.
 func (r *Requests) Observe(code, resp int32, d time.Duration, weight uint64) {
 	i := r.slot(code)
 	r.requests[i].Inc()
 	if resp != 0 {
-		r.errorCounter(i, r.errorSlot(resp)).Inc()
+		r.errors[i][r.errorSlot(resp)].Inc()
 	}
 	if weight > 0 {
 		r.latency[r.class[i]].Observe(d, weight)
@@ -136,42 +136,48 @@ func (r *Requests) errorSlot(code int32) int {
 	return last
 }
 
-func (r *Requests) errorCounter(i, e int) *vm.Counter {
-	if c := r.errors[i][e].Load(); c != nil {
-		return c
-	}
-	r.errorMu.Lock()
-	defer r.errorMu.Unlock()
-	c := r.set.GetOrCreateCounter(r.prefix + `request_errors_total{code="` + r.names[i] + `",response="` + r.responses[e].Name + `"}`)
-	r.errors[i][e].Store(c)
-	return c
-}
-
 // Totals returns the requests counted per class and the errors counted,
 // since the start, for a rate between two reads.
 func (r *Requests) Totals() (byClass []uint64, errors uint64) {
 	byClass = make([]uint64, len(r.classes))
-	for i, c := range r.requests {
-		byClass[r.class[i]] += c.Get()
+	for i := range r.requests {
+		byClass[r.class[i]] += r.requests[i].Load()
 	}
 	for i := range r.errors {
 		for e := range r.errors[i] {
-			if c := r.errors[i][e].Load(); c != nil {
-				errors += c.Get()
-			}
+			errors += r.errors[i][e].Load()
 		}
 	}
 	return byClass, errors
 }
 
-// Write writes every series in Prometheus text format.
-func (r *Requests) Write(w io.Writer) { r.set.WritePrometheus(w) }
+// Latency is the latency histogram's snapshot of class c, for a quantile
+// between two reads (Quantile).
+func (r *Requests) Latency(c int) HistogramSnapshot { return r.latency[c].Snapshot() }
 
-func (r *Requests) writeLatency(w io.Writer) {
-	name := r.prefix + "request_duration_seconds"
-	fmt.Fprintf(w, "# HELP %s Time from a decoded request to its queued answer, by request class.\n", name)
-	fmt.Fprintf(w, "# TYPE %s histogram\n", name)
+// Describe is prometheus.Collector's.
+func (r *Requests) Describe(ch chan<- *prometheus.Desc) {
+	ch <- r.requestsDesc
+	ch <- r.errorsDesc
+	ch <- r.latencyDesc
+}
+
+// Collect is prometheus.Collector's.
+func (r *Requests) Collect(ch chan<- prometheus.Metric) {
+	for i, name := range r.names {
+		ch <- prometheus.MustNewConstMetric(r.requestsDesc, prometheus.CounterValue, float64(r.requests[i].Load()), name)
+	}
+	for i, name := range r.names {
+		for e, resp := range r.responses {
+			if n := r.errors[i][e].Load(); n > 0 {
+				ch <- prometheus.MustNewConstMetric(r.errorsDesc, prometheus.CounterValue, float64(n), name, resp.Name)
+			}
+		}
+	}
 	for c := range r.latency {
-		r.latency[c].Write(w, name, `class="`+r.classes[c]+`"`)
+		ch <- r.latency[c].metric(r.latencyDesc, r.classes[c])
 	}
 }
+
+// Write writes every series in Prometheus text format.
+func (r *Requests) Write(w io.Writer) { _ = WriteText(w, r) }

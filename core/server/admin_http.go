@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rocketns/rocketns/core/adminhttp"
+	"github.com/rocketns/rocketns/core/buildinfo"
 	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/core/status"
 )
@@ -19,11 +20,23 @@ import (
 // sections; Start binds it when adminListen is set.
 func (s *Server) newAdminHTTP() *adminhttp.Server {
 	a := adminhttp.New(adminhttp.Options{Addr: s.cfg.AdminListen, Log: s.log})
-	a.Collect(s.writeMetrics)
+	a.Register(s.collectors()...)
 	a.Ready("namesrv", s.ready)
 	a.Handle("GET /rocketmq/nsaddr", http.HandlerFunc(s.serveNsaddr))
-	a.Handle("/", status.Handler(s.routes, time.Now))
+	hist := status.NewHistory(0, 0, s.historyCounts, time.Now)
+	a.Run(hist.Run)
+	a.Handle("/", status.New(status.Options{Routes: s.routes, Clock: time.Now, Info: s.statusInfo, History: hist,
+		CacheFor: status.DefaultCacheFor}))
 	return a
+}
+
+// statusInfo is what the status page says of the process.
+func (s *Server) statusInfo() status.Info {
+	in := status.Info{Version: buildinfo.Version(), Listen: s.Addr(), Ready: s.ready()}
+	if s.listening.Load() {
+		in.Started = s.started
+	}
+	return in
 }
 
 // ServeProfiles has the admin listener also serve h (the net/http/pprof

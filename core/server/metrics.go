@@ -6,17 +6,17 @@
 package server
 
 import (
-	"io"
 	"log/slog"
 	"sync"
 	"time"
 
-	vm "github.com/VictoriaMetrics/metrics"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/core/auth"
 	"github.com/rocketns/rocketns/core/metrics"
 	"github.com/rocketns/rocketns/core/route"
+	"github.com/rocketns/rocketns/core/status"
 )
 
 // metricsPrefix starts every series the NameServer writes.
@@ -61,10 +61,10 @@ type serverMetrics struct {
 	requests *metrics.Requests
 	listener *metrics.Listener
 
-	set                      *vm.Set
-	regChanged, regUnchanged *vm.Counter
-	evictions                [len(evictionReasons)]*vm.Counter
-	authRefused              [len(authReasons)]*vm.Counter
+	events      metrics.Counters
+	regs        []metrics.Counter // changed, unchanged
+	evictions   []metrics.Counter // by evictionReasons
+	authRefused []metrics.Counter // by authReasons
 
 	// summary is the state of the per-minute log line.
 	summary struct {
@@ -90,15 +90,18 @@ func newServerMetrics(codes []requestCode) (*serverMetrics, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &serverMetrics{requests: requests, listener: metrics.NewListener(metricsPrefix), set: vm.NewSet()}
-	m.regChanged = m.set.NewCounter(metricsPrefix + `registrations_total{result="changed"}`)
-	m.regUnchanged = m.set.NewCounter(metricsPrefix + `registrations_total{result="unchanged"}`)
-	for i, r := range evictionReasons {
-		m.evictions[i] = m.set.NewCounter(metricsPrefix + `broker_removals_total{reason="` + r + `"}`)
-	}
+	m := &serverMetrics{requests: requests, listener: metrics.NewListener(metricsPrefix)}
+	m.regs = m.events.Family(metricsPrefix+"registrations_total",
+		"REGISTER_BROKER accepted, by result: changed (the broker or its topics changed) or unchanged.",
+		"result", "changed", "unchanged")
+	m.evictions = m.events.Family(metricsPrefix+"broker_removals_total",
+		"Brokers removed from the tables, by reason.", "reason", evictionReasons[:]...)
+	names := make([]string, len(authReasons))
 	for i, r := range authReasons {
-		m.authRefused[i] = m.set.NewCounter(metricsPrefix + `auth_refusals_total{reason="` + r.name + `"}`)
+		names[i] = r.name
 	}
+	m.authRefused = m.events.Family(metricsPrefix+"auth_refusals_total",
+		"Requests refused with NO_PERMISSION, by reason.", "reason", names...)
 	return m, nil
 }
 
@@ -108,9 +111,9 @@ func (m *serverMetrics) classOf(code int32) class { return class(m.requests.Clas
 
 func (m *serverMetrics) registration(changed bool) {
 	if changed {
-		m.regChanged.Inc()
+		m.regs[0].Inc()
 	} else {
-		m.regUnchanged.Inc()
+		m.regs[1].Inc()
 	}
 }
 
@@ -133,16 +136,30 @@ func (m *serverMetrics) authRefusal(reason auth.Reason) {
 	m.authRefused[i].Inc()
 }
 
-// writeMetrics is the NameServer's collector on the admin listener: the
-// request, listener and event counters, and the gauges read now from the
-// route table, the KV store and the connection table.
-func (s *Server) writeMetrics(w io.Writer) {
+// gaugeFamilies are the NameServer's gauges read at scrape time.
+var gaugeFamilies = []metrics.Family{
+	{Name: metricsPrefix + "brokers", Help: "Live brokers (brokerLiveTable entries).", Type: prometheus.GaugeValue},
+	{Name: metricsPrefix + "broker_groups", Help: "Broker groups (brokerNames).", Type: prometheus.GaugeValue},
+	{Name: metricsPrefix + "clusters", Help: "Clusters.", Type: prometheus.GaugeValue},
+	{Name: metricsPrefix + "topics", Help: "Topics.", Type: prometheus.GaugeValue},
+	{Name: metricsPrefix + "topic_broker_entries", Help: "(topic, broker group) queue data entries.", Type: prometheus.GaugeValue},
+	{Name: metricsPrefix + "route_cache_bytes", Help: "Bytes of encoded route bodies cached for route queries.", Type: prometheus.GaugeValue},
+	{Name: metricsPrefix + "kv_keys", Help: "KV config entries over all namespaces.", Type: prometheus.GaugeValue},
+	{Name: metricsPrefix + "connections", Help: "Open remoting connections, TLS included.", Type: prometheus.GaugeValue},
+	{Name: metricsPrefix + "ready", Help: "1 when /readyz would answer 200.", Type: prometheus.GaugeValue},
+}
+
+// collectors are the NameServer's metrics on the admin listener: the
+// request, listener and event counters, and the gauges read at each scrape
+// from the route table, the KV store and the connection table.
+func (s *Server) collectors() []prometheus.Collector {
 	m := s.metrics
-	m.requests.Write(w)
-	m.listener.Write(w)
-	m.set.WritePrometheus(w)
+	return []prometheus.Collector{m.requests, m.listener, &m.events, metrics.NewScrape(s.collectGauges, gaugeFamilies...)}
+}
+
+func (s *Server) collectGauges(e metrics.Emitter) {
 	st := s.routes.Stats()
-	gauge := func(name string, v int) { vm.WriteGaugeUint64(w, metricsPrefix+name, uint64(max(v, 0))) }
+	gauge := func(name string, v int) { e.Emit(metricsPrefix+name, float64(max(v, 0))) }
 	gauge("brokers", st.Live)
 	gauge("broker_groups", st.BrokerGroups)
 	gauge("clusters", st.Clusters)
@@ -156,6 +173,18 @@ func (s *Server) writeMetrics(w io.Writer) {
 		up = 1
 	}
 	gauge("ready", up)
+}
+
+// historyCounts are the totals the status page's chart samples: route
+// queries, accepted registrations, the route latency histogram.
+func (s *Server) historyCounts() status.Counts {
+	m := s.metrics
+	byClass, _ := m.requests.Totals()
+	return status.Counts{
+		Routes:        byClass[classRoute],
+		Registrations: m.regs[0].Load() + m.regs[1].Load(),
+		RouteLatency:  m.requests.Latency(int(classRoute)),
+	}
 }
 
 // logSummary writes the per-minute line: table sizes and, per request

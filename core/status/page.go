@@ -11,7 +11,8 @@ const pageHTML = `<!DOCTYPE html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>rocketns status</title>
+{{if and .Refresh (not .NoRefresh)}}<meta http-equiv="refresh" content="{{.Refresh}}">
+{{end}}<title>rocketns status</title>
 <style>
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;background:#fff}
 h1{font-size:1.4em}h2{font-size:1.2em;margin-top:1.5em}h3{font-size:1.05em}
@@ -21,13 +22,23 @@ th{background:#f2f2f2}
 td.num{text-align:right}
 tr.overdue td{background:#fde2e2}
 tr.dead td{color:#888}
+tr.wiped td{background:#fde2e2}
+td.wiped{color:#b00020;font-weight:bold}
+.notready{color:#b00020;font-weight:bold}
+svg.chart{margin:0 .6em .6em 0;vertical-align:top}
 .muted{color:#666}
 code{background:#f2f2f2;padding:0 .2em}
 </style>
 </head>
 <body>
 <h1>rocketns status</h1>
-<p class="muted">Generated {{.Generated}}</p>
+<p class="muted">Generated {{.Generated}}{{if and .Refresh (not .NoRefresh)}}, refreshed every {{.Refresh}} s (<a href="?refresh=0">stop</a>){{end}}</p>
+{{with .Process}}<table id="process">
+<tr><th>Version</th><td id="version">{{.Version}}</td></tr>
+<tr><th>Uptime</th><td id="uptime">{{if .Uptime}}{{.Uptime}}{{else}}not started{{end}}</td></tr>
+<tr><th>Listening on</th><td id="listen">{{.Listen}}</td></tr>
+<tr><th>Readiness</th><td id="readiness">{{if .Ready}}ready{{else}}<span class="notready">not ready: {{.NotReady}}</span>{{end}}</td></tr>
+</table>{{end}}
 <table id="summary">
 <tr><th>Clusters</th><td class="num">{{.Stats.Clusters}}</td></tr>
 <tr><th>Broker groups</th><td class="num">{{.Stats.BrokerGroups}}</td></tr>
@@ -36,19 +47,24 @@ code{background:#f2f2f2;padding:0 .2em}
 <tr><th>Topics</th><td class="num" id="topic-count">{{.Stats.Topics}}</td></tr>
 </table>
 <p class="muted">Topics are counted, not listed: <code>nsadmin topicList</code> prints them.</p>
-
+{{if .Chart}}
+<h2>Last hour</h2>
+<div id="chart">{{.Chart}}</div>
+<p class="muted">Sampled every {{.ChartEvery}}: route queries and accepted registrations per second, and the route queries' 99th percentile latency in each interval.</p>
+{{end}}
 <h2>Clusters</h2>
-<p class="muted">Last heartbeat counts registrations and heartbeats; a broker past its timeout shows as overdue until the next expiry scan removes it.</p>
+<p class="muted">Last heartbeat counts registrations and heartbeats; a broker past its timeout shows as overdue until the next expiry scan removes it. Write is the group's write permission over its topics' queue data: a wiped group (wipeWritePerm, or a broker started read-only) takes no new messages.</p>
 {{range .Clusters}}
 <h3>Cluster {{.Name}}</h3>
 <p class="muted">{{.Groups}} broker group{{if ne .Groups 1}}s{{end}}, {{len .Brokers}} address{{if ne (len .Brokers) 1}}es{{end}}</p>
 <table class="brokers">
-<tr><th>Broker group</th><th>ID</th><th>Address</th><th>Role</th><th>Last heartbeat</th><th>Timeout</th><th>HA address</th><th>Zone</th></tr>
-{{range .Brokers}}<tr class="broker{{if .Overdue}} overdue{{end}}{{if not .Live}} dead{{end}}"><td>{{.Group}}</td><td class="num">{{.ID}}</td><td>{{.Addr}}</td><td>{{.RoleText}}</td><td>{{.Age}}</td><td>{{.TimeoutText}}</td><td>{{.HAServerAddr}}</td><td>{{.Zone}}</td></tr>
+<tr><th>Broker group</th><th>ID</th><th>Address</th><th>Role</th><th>Last heartbeat</th><th>Timeout</th><th>HA address</th><th>Zone</th><th>Write</th></tr>
+{{range .Brokers}}<tr class="broker{{if .Overdue}} overdue{{end}}{{if not .Live}} dead{{end}}{{if .Wiped}} wiped{{end}}"><td>{{.Group}}</td><td class="num">{{.ID}}</td><td>{{.Addr}}</td><td>{{.RoleText}}</td><td>{{.Age}}</td><td>{{.TimeoutText}}</td><td>{{.HAServerAddr}}</td><td>{{.Zone}}</td><td{{if .Wiped}} class="wiped"{{end}}>{{.WriteText}}</td></tr>
 {{end}}</table>
 {{else}}
 <p id="no-brokers">No broker is registered.</p>
 {{end}}
+{{if .MoreBrokers}}<p id="more-brokers">{{.MoreBrokers}} more broker address{{if ne .MoreBrokers 1}}es{{end}} not shown: the page lists the first {{.MaxRows}}; <code>nsadmin clusterList</code> lists them all.</p>{{end}}
 
 <h2>Topic route</h2>
 <form method="get">

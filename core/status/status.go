@@ -1,5 +1,6 @@
-// status.go holds the handler: the page's data and its rendering as HTML
-// or JSON.
+// status.go holds the handler: the page's data, taken from a snapshot
+// shared between requests for a short time, and its rendering as HTML or
+// JSON.
 
 package status
 
@@ -12,6 +13,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/rocketns/rocketns/codec/body"
@@ -27,19 +29,77 @@ const maxTopicLen = 255
 // past escaping still could not run. Inline style is the only thing it loads.
 const csp = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
-type handler struct {
-	t    *route.Table
-	now  func() time.Time
-	tmpl *template.Template
+// Defaults of Options.
+const (
+	DefaultMaxRows  = 500
+	DefaultCacheFor = time.Second
+	DefaultRefresh  = 15 * time.Second
+)
+
+// Info is what the page says about the process, read once per snapshot.
+type Info struct {
+	Version string
+	Started time.Time // zero before the server started
+	Listen  string    // the remoting address
+	Ready   string    // "" when /readyz answers 200, else why not
 }
 
-// Handler serves the status page from t's current state. now is the clock
-// heartbeat ages are measured against.
+// Options configure the page.
+type Options struct {
+	Routes *route.Table
+	// Clock is what heartbeat ages, uptime and the cache are measured
+	// against.
+	Clock func() time.Time
+	// Info, when set, adds version, uptime, address and readiness.
+	Info func() Info
+	// History, when set, adds the chart.
+	History *History
+	// MaxRows bounds the broker rows (a line says how many more there
+	// are); 0 is DefaultMaxRows.
+	MaxRows int
+	// CacheFor is how long one snapshot, and the page rendered from it,
+	// serves every request: concurrent visitors share one render. 0 means
+	// a snapshot per request.
+	CacheFor time.Duration
+	// Refresh is the page's auto-refresh interval; 0 is DefaultRefresh,
+	// negative turns it off. ?refresh=0 turns it off for one visitor.
+	Refresh time.Duration
+}
+
+type handler struct {
+	o    Options
+	tmpl *template.Template
+
+	// mu makes concurrent requests wait for one snapshot instead of each
+	// building their own: the cost of the page is one build per CacheFor.
+	mu       sync.Mutex
+	snapAt   time.Time
+	snap     *page
+	rendered map[renderKey][]byte // pages of snap without a topic
+}
+
+type renderKey struct {
+	json, noRefresh bool
+}
+
+// Handler serves the status page from t's current state, a snapshot per
+// request. now is the clock heartbeat ages are measured against.
 //
 // GET / renders HTML; ?topic=X adds that topic's route; ?format=json answers
 // the same data as JSON. Other paths are 404, other methods 405.
 func Handler(t *route.Table, now func() time.Time) http.Handler {
-	return &handler{t: t, now: now, tmpl: template.Must(template.New("status").Parse(pageHTML))}
+	return New(Options{Routes: t, Clock: now})
+}
+
+// New serves the status page of o.
+func New(o Options) http.Handler {
+	if o.MaxRows <= 0 {
+		o.MaxRows = DefaultMaxRows
+	}
+	if o.Refresh == 0 {
+		o.Refresh = DefaultRefresh
+	}
+	return &handler{o: o, tmpl: template.Must(template.New("status").Parse(pageHTML))}
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -63,35 +123,76 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unknown format: want html or json", http.StatusBadRequest)
 		return
 	}
+	key := renderKey{json: format == "json", noRefresh: q.Get("refresh") == "0" || h.o.Refresh < 0}
 
-	p := h.build(topic)
-	var buf bytes.Buffer
+	out, err := h.page(topic, key)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
 	hdr := w.Header()
-	if format == "json" {
-		enc := json.NewEncoder(&buf)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(p); err != nil {
-			http.Error(w, fmt.Sprintf("encode status: %v", err), http.StatusInternalServerError)
-			return
-		}
+	if key.json {
 		hdr.Set("Content-Type", "application/json")
 	} else {
-		// Rendered whole before the first byte goes out, so a template
-		// error is a clean 500 instead of half a page.
-		if err := h.tmpl.Execute(&buf, p); err != nil {
-			http.Error(w, fmt.Sprintf("render status: %v", err), http.StatusInternalServerError)
-			return
-		}
 		hdr.Set("Content-Type", "text/html; charset=utf-8")
 		hdr.Set("Content-Security-Policy", csp)
 	}
 	hdr.Set("Cache-Control", "no-store")
 	hdr.Set("X-Content-Type-Options", "nosniff")
-	hdr.Set("Content-Length", strconv.Itoa(buf.Len()))
+	hdr.Set("Content-Length", strconv.Itoa(len(out)))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
-		_, _ = w.Write(buf.Bytes())
+		_, _ = w.Write(out)
 	}
+}
+
+// page returns the rendered page: from the shared snapshot, rendered once
+// per snapshot when no topic is asked for.
+func (h *handler) page(topic string, key renderKey) ([]byte, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	now := h.o.Clock()
+	if h.snap == nil || h.o.CacheFor <= 0 || now.Sub(h.snapAt) >= h.o.CacheFor || now.Before(h.snapAt) {
+		h.snap, h.snapAt, h.rendered = h.build(now), now, map[renderKey][]byte{}
+	}
+	if topic == "" {
+		if out, ok := h.rendered[key]; ok {
+			return out, nil
+		}
+	}
+	p := *h.snap
+	p.Topic = topic
+	p.NoRefresh = key.noRefresh
+	if topic != "" {
+		r, ok := h.o.Routes.Route(topic)
+		p.Found = &ok
+		if ok {
+			p.Route = routeRows(r)
+		}
+	}
+	out, err := h.render(&p, key.json)
+	if err == nil && topic == "" {
+		h.rendered[key] = out
+	}
+	return out, err
+}
+
+// render renders p whole before the first byte goes out, so an error is a
+// clean 500 instead of half a page.
+func (h *handler) render(p *page, asJSON bool) ([]byte, error) {
+	var buf bytes.Buffer
+	if asJSON {
+		enc := json.NewEncoder(&buf)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(p); err != nil {
+			return nil, fmt.Errorf("encode status: %w", err)
+		}
+		return buf.Bytes(), nil
+	}
+	if err := h.tmpl.Execute(&buf, p); err != nil {
+		return nil, fmt.Errorf("render status: %w", err)
+	}
+	return buf.Bytes(), nil
 }
 
 // page is what both renderings show. Fields tagged "-" are preformatted
@@ -99,12 +200,38 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 type page struct {
 	Now       int64     `json:"now"` // unix ms
 	Generated string    `json:"-"`
+	Process   *process  `json:"process,omitempty"`
 	Stats     stats     `json:"stats"`
 	Clusters  []cluster `json:"clusters"`
-	Topic     string    `json:"topic,omitempty"`
+	// MoreBrokers counts the broker rows left out beyond MaxRows.
+	MoreBrokers int            `json:"moreBrokers,omitempty"`
+	MaxRows     int            `json:"-"`
+	Chart       template.HTML  `json:"-"`
+	ChartEvery  string         `json:"-"`
+	History     []historyPoint `json:"history,omitempty"`
+	Refresh     int            `json:"-"` // seconds; 0 is off
+	NoRefresh   bool           `json:"-"`
+	Topic       string         `json:"topic,omitempty"`
 	// Found is set only when a topic was asked for; Route only when found.
 	Found *bool      `json:"found,omitempty"`
 	Route *routeView `json:"route,omitempty"`
+}
+
+type process struct {
+	Version   string `json:"version"`
+	StartedMs int64  `json:"started,omitempty"` // unix ms
+	UptimeMs  int64  `json:"uptimeMs,omitempty"`
+	Uptime    string `json:"-"`
+	Listen    string `json:"listen"`
+	Ready     bool   `json:"ready"`
+	NotReady  string `json:"notReady,omitempty"`
+}
+
+type historyPoint struct {
+	At       int64   `json:"at"` // unix ms
+	RouteQPS float64 `json:"routeQps"`
+	RouteP99 float64 `json:"routeP99Ms"`
+	RegQPS   float64 `json:"registrationQps"`
 }
 
 type stats struct {
@@ -136,7 +263,13 @@ type broker struct {
 	HAServerAddr string `json:"haServerAddr,omitempty"`
 	Zone         string `json:"zone,omitempty"`
 	Conn         uint64 `json:"conn,omitempty"`
+	// WritableTopics of Topics hold write permission for the group; a
+	// group with topics and none writable was wiped.
+	Topics         int  `json:"topics"`
+	WritableTopics int  `json:"writableTopics"`
+	Wiped          bool `json:"writeWiped,omitempty"`
 
+	WriteText   string `json:"-"`
 	RoleText    string `json:"-"`
 	Age         string `json:"-"`
 	TimeoutText string `json:"-"`
@@ -172,10 +305,12 @@ type filterServer struct {
 	Servers []string `json:"servers"`
 }
 
-func (h *handler) build(topic string) *page {
-	now := h.now()
+// build takes the snapshot every request until the next one is served
+// from: counts, process, chart and the first MaxRows broker rows with
+// their group's write permission.
+func (h *handler) build(now time.Time) *page {
 	nowMs := now.UnixMilli()
-	st := h.t.Stats()
+	st := h.o.Routes.Stats()
 	p := &page{
 		Now:       nowMs,
 		Generated: now.UTC().Format(time.RFC3339),
@@ -187,14 +322,38 @@ func (h *handler) build(topic string) *page {
 			Topics:       st.Topics,
 		},
 		Clusters: []cluster{},
-		Topic:    topic,
+		MaxRows:  h.o.MaxRows,
 	}
-	// Every broker is listed even in a large deployment: a few hundred
-	// rows is a page an operator reads. Topics are only counted; their
-	// list is what nsadmin topicList is for.
+	if h.o.Refresh > 0 {
+		p.Refresh = max(int(h.o.Refresh/time.Second), 1)
+	}
+	if h.o.Info != nil {
+		in := h.o.Info()
+		p.Process = &process{Version: in.Version, Listen: in.Listen, Ready: in.Ready == "", NotReady: in.Ready}
+		if !in.Started.IsZero() {
+			up := max(now.Sub(in.Started), 0)
+			p.Process.StartedMs, p.Process.UptimeMs, p.Process.Uptime = in.Started.UnixMilli(), up.Milliseconds(), uptime(up)
+		}
+	}
+	if h.o.History != nil {
+		samples := h.o.History.Samples()
+		p.Chart = chartSVG(samples, h.o.History.Span(), now)
+		p.ChartEvery = h.o.History.Every().String()
+		for _, s := range samples {
+			p.History = append(p.History, historyPoint{At: s.At.UnixMilli(), RouteQPS: s.RouteQPS,
+				RouteP99: float64(s.RouteP99) / 1e6, RegQPS: s.RegQPS})
+		}
+	}
+	// Rows beyond MaxRows are counted, not shown: the page's cost stays
+	// bounded in a large deployment (nsadmin clusterList lists them all).
+	// Topics are only counted; their list is what nsadmin topicList is for.
+	all := h.o.Routes.BrokerStatus()
+	shown := all[:min(len(all), h.o.MaxRows)]
+	p.MoreBrokers = len(all) - len(shown)
 	var cur *cluster
 	lastGroup := ""
-	for _, s := range h.t.BrokerStatus() {
+	var perm struct{ writable, total int }
+	for _, s := range shown {
 		if cur == nil || cur.Name != s.Cluster {
 			p.Clusters = append(p.Clusters, cluster{Name: s.Cluster})
 			cur = &p.Clusters[len(p.Clusters)-1]
@@ -203,17 +362,42 @@ func (h *handler) build(topic string) *page {
 		if len(cur.Brokers) == 0 || s.BrokerName != lastGroup {
 			cur.Groups++
 			lastGroup = s.BrokerName
+			perm.writable, perm.total = h.o.Routes.WritePerm(s.BrokerName)
 		}
-		cur.Brokers = append(cur.Brokers, brokerRow(s, nowMs))
-	}
-	if topic != "" {
-		r, ok := h.t.Route(topic)
-		p.Found = &ok
-		if ok {
-			p.Route = routeRows(r)
-		}
+		b := brokerRow(s, nowMs)
+		b.WritableTopics, b.Topics = perm.writable, perm.total
+		b.Wiped, b.WriteText = writeText(perm.writable, perm.total)
+		cur.Brokers = append(cur.Brokers, b)
 	}
 	return p
+}
+
+// writeText is the write permission cell of a group with writable of total
+// topics writable.
+func writeText(writable, total int) (wiped bool, text string) {
+	switch {
+	case total == 0:
+		return false, "no topics"
+	case writable == 0:
+		return true, "WIPED: read-only"
+	case writable < total:
+		return false, fmt.Sprintf("partly: %d of %d topics", writable, total)
+	}
+	return false, "writable"
+}
+
+// uptime formats how long the process has run in its two largest units.
+func uptime(d time.Duration) string {
+	s := int64(d / time.Second)
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%d s", s)
+	case s < 3600:
+		return fmt.Sprintf("%d min %d s", s/60, s%60)
+	case s < 86400:
+		return fmt.Sprintf("%d h %d min", s/3600, s%3600/60)
+	}
+	return fmt.Sprintf("%d d %d h", s/86400, s%86400/3600)
 }
 
 func brokerRow(s route.BrokerStatus, nowMs int64) broker {

@@ -124,10 +124,10 @@ func checkContains(t *testing.T, html string, want ...string) {
 
 // The broker rows of the fixture, in page order.
 var fixtureBrokerRows = []string{
-	"broker: broker-a|0|10.0.0.1:10911|master|32 s ago|120 s|10.0.0.1:10912|",
-	"broker: broker-a|1|10.0.0.2:10911|slave|27 s ago|120 s|10.0.0.2:10912|",
-	"broker: broker-b|0|10.0.0.3:10911|master|12 s ago|120 s|10.0.0.3:10912|z1",
-	"broker overdue: broker-c|0|10.0.1.1:10911|master|32 s ago, overdue|10 s|10.0.1.1:10912|",
+	"broker: broker-a|0|10.0.0.1:10911|master|32 s ago|120 s|10.0.0.1:10912||writable",
+	"broker: broker-a|1|10.0.0.2:10911|slave|27 s ago|120 s|10.0.0.2:10912||writable",
+	"broker: broker-b|0|10.0.0.3:10911|master|12 s ago|120 s|10.0.0.3:10912|z1|partly: 1 of 2 topics",
+	"broker overdue: broker-c|0|10.0.1.1:10911|master|32 s ago, overdue|10 s|10.0.1.1:10912||writable",
 }
 
 func TestPageBrokers(t *testing.T) {
@@ -176,9 +176,9 @@ func TestPageBrokers(t *testing.T) {
 	clk.ms = t0 + 121_000
 	r = get(t, tb, clk, http.MethodGet, "/")
 	checkRows(t, r.body, "broker",
-		"broker overdue: broker-a|0|10.0.0.1:10911|master|2 min ago, overdue|120 s|10.0.0.1:10912|",
-		"broker: broker-a|1|10.0.0.2:10911|slave|116 s ago|120 s|10.0.0.2:10912|",
-		"broker: broker-b|0|10.0.0.3:10911|master|2 s ago|120 s|10.0.0.3:10912|z1",
+		"broker overdue: broker-a|0|10.0.0.1:10911|master|2 min ago, overdue|120 s|10.0.0.1:10912||writable",
+		"broker: broker-a|1|10.0.0.2:10911|slave|116 s ago|120 s|10.0.0.2:10912||writable",
+		"broker: broker-b|0|10.0.0.3:10911|master|2 s ago|120 s|10.0.0.3:10912|z1|partly: 1 of 2 topics",
 	)
 	if strings.Contains(r.body, "Cluster alpha") {
 		t.Fatal("evicted cluster still shown")
@@ -243,7 +243,7 @@ func TestPageEscapes(t *testing.T) {
 	}
 	checkContains(t, r.body, "<h3>Cluster c&lt;i&gt;&#34;&amp;</h3>")
 	checkRows(t, r.body, "broker", append(slices.Clone(fixtureBrokerRows),
-		"broker: &lt;b onmouseover=&#34;x()&#34;&gt;evil&lt;/b&gt;|0|10.9.9.1:10911|master|0 s ago|120 s|10.9.9.1:10912|&lt;z&gt;")...)
+		"broker: &lt;b onmouseover=&#34;x()&#34;&gt;evil&lt;/b&gt;|0|10.9.9.1:10911|master|0 s ago|120 s|10.9.9.1:10912|&lt;z&gt;|writable")...)
 
 	// The topic typed into the form, known or not, comes back as text in
 	// the heading or the no-route line and as an attribute value.
@@ -314,7 +314,8 @@ func TestPageJSON(t *testing.T) {
 	}
 	b := p.Clusters[0].Brokers[2]
 	want := broker{Group: "broker-b", ID: 0, Addr: "10.0.0.3:10911", Role: "master", Live: true,
-		LastUpdate: t0 + 20000, AgeMs: 12000, TimeoutMs: 120000, HAServerAddr: "10.0.0.3:10912", Zone: "z1"}
+		LastUpdate: t0 + 20000, AgeMs: 12000, TimeoutMs: 120000, HAServerAddr: "10.0.0.3:10912", Zone: "z1",
+		Topics: 2, WritableTopics: 1}
 	if b != want {
 		t.Fatalf("broker-b:\n got %+v\nwant %+v", b, want)
 	}
