@@ -203,7 +203,7 @@ func TestBrokerTakeoverNeedsTheSameCredentials(t *testing.T) {
 	wantCode(t, "a bound account, address outside", thief.Call(signedBy(trustReg(t, "broker-a", "10.0.0.1:10911", 0, 6, 6), "broker-a-key", "broker-a-secret")), codec.NoPermission)
 	unreg := request(codec.UnregisterBroker, 9, "brokerName", "broker-a", "brokerAddr", "127.0.0.1:10911", "clusterName", "c1", "brokerId", "0")
 	wantCode(t, "104 by another account", thief.Call(signedBy(unreg, "broker-key", "broker-secret")), codec.NoPermission)
-	if n := s.metrics.authRefused[authReasonIndex(t, "takeover")].Get(); n != 4 {
+	if n := s.metrics.authRefused[authReasonIndex(t, "takeover")].Load(); n != 4 {
 		t.Fatalf("%d takeovers counted, want 4", n)
 	}
 	closeAndWait(t, thief, closed)
