@@ -64,6 +64,16 @@ type Conn struct {
 	pending int
 	// samples is the timing state of the sampled routes (Route.TimeEvery).
 	samples []sample
+	// ip is the peer's address without the port, for the per-IP cap.
+	ip string
+
+	// acct is the connection's share of the listener's Budget; watch,
+	// flushing and flushPending watch a netpoll flush that blocks
+	// (budget.go).
+	acct         account
+	watch        *time.Timer
+	flushing     atomic.Bool
+	flushPending atomic.Int64
 
 	// deferred is the Pending of the request being handled, if its
 	// handler called Defer; async is set once any handler of the
@@ -129,6 +139,7 @@ func (c *Conn) releaseHeld() {
 // newConn is a connection of s before it is published.
 func (s *Server) newConn(peer string, out netpoll.Writer, closer io.Closer) *Conn {
 	c := &Conn{srv: s, id: ConnID(s.nextConn.Add(1)), out: out, closer: closer, peer: peer, pool: &s.bufPool}
+	c.acct.evict = c.Close
 	if s.table.sampled > 0 {
 		c.samples = make([]sample, s.table.sampled)
 	}
@@ -149,8 +160,12 @@ func (s *Server) onPrepare(nc netpoll.Connection) context.Context {
 	if s.limits.write > 0 {
 		nc.SetWriteTimeout(s.limits.write)
 	}
-	if !s.addConn(c) {
-		s.refuseConn(c.peer)
+	if s.budget != nil || s.limits.maxIn > 0 {
+		c.watch = time.AfterFunc(time.Hour, func() { s.watchFlush(c) })
+		c.watch.Stop()
+	}
+	if ok, perIP := s.addConn(c); !ok {
+		s.refuseConn(c.peer, perIP)
 		refuseAtAccept(nc)
 		return context.Background()
 	}
@@ -168,8 +183,10 @@ func (s *Server) onPrepare(nc netpoll.Connection) context.Context {
 // connection taken off netpoll.
 func (s *Server) onClose(c *Conn) {
 	s.connsMu.Lock()
-	delete(s.conns, c.id)
+	s.dropConnLocked(c)
 	s.connsMu.Unlock()
+	c.endFlush()
+	s.uncharge(c)
 	if c.handoffTo != nil {
 		// Taken off netpoll before any request: nothing was served over
 		// it, and the connection lives on elsewhere.
@@ -242,6 +259,10 @@ func (s *Server) serveBuffered(c *Conn, r netpoll.Reader) bool {
 			if !s.startWaiting(c) {
 				return false
 			}
+			if !s.reserveFrame(c, r) {
+				c.waiting.Store(false)
+				return false
+			}
 		}
 		err := codec.ReadCommand(r, s.maxFrame, &c.req)
 		if !whole {
@@ -274,6 +295,11 @@ func (s *Server) serveBuffered(c *Conn, r netpoll.Reader) bool {
 				"buffered_bytes", n, "limit", maxIn, "setting", "maxPendingRequestBytes")
 			c.dropHeld()
 			c.Close()
+			return false
+		}
+		if s.budget != nil && n >= budgetMinCharge && int64(n) > c.acct.mirror.Load() &&
+			!s.charge(c, n, "pipelined requests") {
+			c.dropHeld()
 			return false
 		}
 		if n == 0 {
@@ -325,11 +351,17 @@ func (s *Server) startWaiting(c *Conn) bool {
 func (s *Server) flush(c *Conn, r netpoll.Reader) bool {
 	pending := c.pending
 	c.pending = 0
+	if s.budget != nil && pending >= budgetMinCharge && !s.charge(c, pending+r.Len(), "responses") {
+		c.dropHeld()
+		return false
+	}
 	a := c.async.Load()
 	if a != nil {
 		a.wmu.Lock()
 	}
+	c.beginFlush(pending)
 	err := c.flushOut(s.limits.write)
+	c.endFlush()
 	if a != nil {
 		a.wmu.Unlock()
 	}
@@ -339,6 +371,9 @@ func (s *Server) flush(c *Conn, r netpoll.Reader) bool {
 		// still be reading them, and closing frees them.
 		r.Release()
 		c.releaseHeld()
+		if c.acct.mirror.Load() != 0 {
+			return s.charge(c, r.Len(), "unread requests")
+		}
 		return true
 	}
 	if h := s.hooks.flushFailed; h != nil {
