@@ -49,6 +49,28 @@ type Budget struct {
 // budgetMinCharge is the smallest amount charged; see Budget.
 const budgetMinCharge = 16 << 10
 
+// inputCost is what n request bytes in netpoll's input buffer cost in
+// memory, as charged. netpoll reads into nodes as large as the most the
+// connection has held (up to mallocMax), so besides the data there is
+// the node being filled, up to that size again; and a frame that spans
+// nodes is copied into one piece when it is read, which doubles it. So:
+// the data, plus the larger of itself and the connection's peak (capped).
+// It runs on the connection's goroutine and on its flush watch.
+func (c *Conn) inputCost(n int) int {
+	if n == 0 {
+		return 0
+	}
+	peak := c.inPeak.Load()
+	if int64(n) > peak {
+		c.inPeak.CompareAndSwap(peak, int64(n))
+		peak = int64(n)
+	}
+	return n + max(n, int(min(peak, netpollMallocMax)))
+}
+
+// netpollMallocMax is netpoll's largest input node (its mallocMax).
+const netpollMallocMax = 8 << 20
+
 // NewBudget is a budget of limit bytes; limit <= 0 is no bound (nil).
 func NewBudget(limit int64) *Budget {
 	if limit <= 0 {
@@ -204,6 +226,17 @@ func (s *Server) charge(c *Conn, n int, why string) bool {
 	return ok
 }
 
+// chargeBatch charges, between two requests of a batch, what c holds:
+// the requests read since the last flush and those still unread (n), and
+// the replies not yet flushed. It reports false when c was closed.
+func (s *Server) chargeBatch(c *Conn, n int) bool {
+	held := c.inputCost(n+c.consumed) + c.pending
+	if held < budgetMinCharge || int64(held) <= c.acct.mirror.Load() {
+		return true
+	}
+	return s.charge(c, held, "pipelined requests")
+}
+
 // uncharge empties c's account, when its connection ends.
 func (s *Server) uncharge(c *Conn) {
 	if s.budget != nil && c.acct.mirror.Load() != 0 {
@@ -230,7 +263,7 @@ func (s *Server) reserveFrame(c *Conn, r interface{ Peek(int) ([]byte, error) })
 	if n > s.maxFrame {
 		return true
 	}
-	return s.charge(c, max(n, int(c.acct.mirror.Load())), "frame")
+	return s.charge(c, max(c.inputCost(n), int(c.acct.mirror.Load())), "frame")
 }
 
 // watchEvery is how often a flush that has not finished looks at what the
@@ -241,13 +274,13 @@ const watchEvery = 10 * time.Millisecond
 
 // beginFlush arms the watch of a netpoll connection's flush (endFlush
 // disarms it): while the flush blocks, the input netpoll buffers is
-// charged, and the connection closed when it passes
-// MaxPendingRequestBytes or the budget.
-func (c *Conn) beginFlush(pending int) {
+// charged beside held (what the flush holds already), and the connection
+// closed when it passes MaxPendingRequestBytes or the budget.
+func (c *Conn) beginFlush(held int) {
 	if c.watch == nil {
 		return
 	}
-	c.flushPending.Store(int64(pending))
+	c.flushPending.Store(int64(held))
 	c.flushing.Store(true)
 	c.watch.Reset(watchEvery)
 }
@@ -272,7 +305,7 @@ func (s *Server) watchFlush(c *Conn) {
 		c.Close()
 		return
 	}
-	if want := n + int(c.flushPending.Load()); int64(want) > c.acct.mirror.Load() {
+	if want := c.inputCost(n) + int(c.flushPending.Load()); int64(want) > c.acct.mirror.Load() {
 		if !s.charge(c, want, "input during a blocked flush") {
 			return
 		}

@@ -99,7 +99,7 @@ func TestBudgetReservesDeclaredFrames(t *testing.T) {
 	var closedIDs []ConnID
 	closedCh := make(chan ConnID, 16)
 	s, logs := startTiny(t, func(o *Options) {
-		o.Budget = NewBudget(3 * mib)
+		o.Budget = NewBudget(6 * mib) // input is charged twice over (inputCost)
 		o.ConnClosed = func(id ConnID) { closedCh <- id }
 	})
 	_ = closedIDs
@@ -112,14 +112,14 @@ func TestBudgetReservesDeclaredFrames(t *testing.T) {
 	}
 
 	a, _ := partial(1, 2*mib)
-	waitFor(t, "a's frame reserved", func() bool { return used() == 2*mib })
+	waitFor(t, "a's frame reserved", func() bool { return used() == 4*mib })
 
 	b, _ := partial(2, 2*mib)
 	if !b.ClosedByPeer() {
-		t.Fatal("a second 2 MiB frame was served within a 3 MiB budget")
+		t.Fatal("a second 2 MiB frame was served within a 6 MiB budget")
 	}
-	if used() != 2*mib {
-		t.Fatalf("budget used %d after the refusal, want %d", used(), 2*mib)
+	if used() != 4*mib {
+		t.Fatalf("budget used %d after the refusal, want %d", used(), 4*mib)
 	}
 
 	// Small requests need no reservation and are served.
@@ -134,7 +134,7 @@ func TestBudgetReservesDeclaredFrames(t *testing.T) {
 	if !a.ClosedByPeer() {
 		t.Fatal("the largest holder was not closed for a smaller frame")
 	}
-	waitFor(t, "c's frame reserved", func() bool { return used() == 3*mib/2 })
+	waitFor(t, "c's frame reserved", func() bool { return used() == 3*mib })
 	c.SendRaw(rest)
 	if resp := c.MustRecv(); resp.Remark != "big" || resp.Opaque != 4 {
 		t.Fatalf("c answered %q opaque %d", resp.Remark, resp.Opaque)

@@ -62,6 +62,9 @@ type Conn struct {
 	handoffTo func(raw net.Conn, pre []byte)
 	// pending counts reply bytes written since the last flush.
 	pending int
+	// consumed counts request bytes read since the last flush: netpoll
+	// frees them only at the Release after it.
+	consumed int
 	// samples is the timing state of the sampled routes (Route.TimeEvery).
 	samples []sample
 	// ip is the peer's address without the port, for the per-IP cap.
@@ -74,6 +77,8 @@ type Conn struct {
 	watch        *time.Timer
 	flushing     atomic.Bool
 	flushPending atomic.Int64
+	// inPeak is the most input the connection has held (inputCost).
+	inPeak atomic.Int64
 
 	// deferred is the Pending of the request being handled, if its
 	// handler called Defer; async is set once any handler of the
@@ -264,6 +269,7 @@ func (s *Server) serveBuffered(c *Conn, r netpoll.Reader) bool {
 				return false
 			}
 		}
+		c.consumed += frameSize(r)
 		err := codec.ReadCommand(r, s.maxFrame, &c.req)
 		if !whole {
 			c.waiting.Store(false)
@@ -297,21 +303,30 @@ func (s *Server) serveBuffered(c *Conn, r netpoll.Reader) bool {
 			c.Close()
 			return false
 		}
-		if s.budget != nil && n >= budgetMinCharge && int64(n) > c.acct.mirror.Load() &&
-			!s.charge(c, n, "pipelined requests") {
+		if s.budget != nil && !s.chargeBatch(c, n) {
 			c.dropHeld()
 			return false
 		}
 		if n == 0 {
 			break
 		}
-		if maxOut > 0 && c.pending >= maxOut {
+		if maxOut > 0 && (c.pending >= maxOut || c.consumed >= maxOut) {
 			if !s.flush(c, r) {
 				return false
 			}
 		}
 	}
 	return s.flush(c, r)
+}
+
+// frameSize is the size of the next frame, prefix included, as its length
+// prefix declares; 0 when the prefix is not there (the read then fails).
+func frameSize(r netpoll.Reader) int {
+	p, err := r.Peek(4)
+	if err != nil {
+		return 0
+	}
+	return 4 + int(binary.BigEndian.Uint32(p))
 }
 
 // frameBuffered reports whether r holds the whole next frame, so that
@@ -351,15 +366,21 @@ func (s *Server) startWaiting(c *Conn) bool {
 func (s *Server) flush(c *Conn, r netpoll.Reader) bool {
 	pending := c.pending
 	c.pending = 0
-	if s.budget != nil && pending >= budgetMinCharge && !s.charge(c, pending+r.Len(), "responses") {
-		c.dropHeld()
-		return false
+	consumed := c.consumed
+	c.consumed = 0
+	held := 0
+	if s.budget != nil {
+		held = pending + c.inputCost(consumed)
+		if held >= budgetMinCharge && !s.charge(c, pending+c.inputCost(consumed+r.Len()), "responses") {
+			c.dropHeld()
+			return false
+		}
 	}
 	a := c.async.Load()
 	if a != nil {
 		a.wmu.Lock()
 	}
-	c.beginFlush(pending)
+	c.beginFlush(held)
 	err := c.flushOut(s.limits.write)
 	c.endFlush()
 	if a != nil {
@@ -372,7 +393,7 @@ func (s *Server) flush(c *Conn, r netpoll.Reader) bool {
 		r.Release()
 		c.releaseHeld()
 		if c.acct.mirror.Load() != 0 {
-			return s.charge(c, r.Len(), "unread requests")
+			return s.charge(c, c.inputCost(r.Len()), "unread requests")
 		}
 		return true
 	}
