@@ -9,6 +9,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -204,10 +205,12 @@ func TestBudgetClosesPipelinerThatNeverReads(t *testing.T) {
 
 func TestMaxConnectionsPerIPRefusesBeyondTheLimit(t *testing.T) {
 	closed := make(chan ConnID, 8)
+	var maxConnEvents atomic.Int32
 	s, logs := startTiny(t, func(o *Options) {
 		o.MaxConnections = 100
 		o.MaxConnectionsPerIP = 2
 		o.ConnClosed = func(id ConnID) { closed <- id }
+		o.Events.ConnRefused = func() { maxConnEvents.Add(1) }
 	})
 	w1, w2 := dial(t, s), dial(t, s)
 	w1.Call(request(codeEcho, 1))
@@ -218,6 +221,9 @@ func TestMaxConnectionsPerIPRefusesBeyondTheLimit(t *testing.T) {
 	waitFor(t, "refusal counted", func() bool { return s.Stats().RefusedPerIP == 1 })
 	if st := s.Stats(); st.RefusedConns != 1 || st.Conns != 2 {
 		t.Fatalf("stats %+v, want 1 refused and 2 connections", st)
+	}
+	if n := maxConnEvents.Load(); n != 0 {
+		t.Fatalf("%d MaxConnections events for a per-address refusal", n)
 	}
 	if !strings.Contains(logs.String(), "too many connections from one address") {
 		t.Fatalf("no log line for the refused connection:\n%s", logs)

@@ -88,10 +88,10 @@ func (s *Server) Stats() Stats {
 // storm does not become a log storm; the line says how many were refused
 // since the previous one.
 func (s *Server) refuseConn(peer string, perIP bool) {
-	if h := s.events.ConnRefused; h != nil {
+	s.refusedTotal.Add(1)
+	if h := s.events.ConnRefused; h != nil && !perIP {
 		h()
 	}
-	s.refusedTotal.Add(1)
 	if perIP {
 		s.refusedIPTotal.Add(1)
 		n := s.refusedIP.Add(1)

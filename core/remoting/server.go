@@ -114,7 +114,7 @@ type Events struct {
 	// (reason is a codec.Reason* constant, or "other").
 	FrameRejected func(reason string)
 	// ConnRefused: a connection was closed at accept for MaxConnections
-	// or MaxConnectionsPerIP.
+	// (MaxConnectionsPerIP refusals are counted in Stats).
 	ConnRefused func()
 	// TLSHandshake: a TLS handshake ended.
 	TLSHandshake func(ok bool)
