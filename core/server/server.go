@@ -185,12 +185,14 @@ func (s *Server) listener() (*remoting.Server, error) {
 }
 
 // bufferedBytes is the buffered-bytes budget: maxBufferedBytes, or by
-// default a share of the Go memory limit (remoting.DefaultBudgetBytes).
+// default a share of the Go memory limit (remoting.DefaultBudgetBytes) but
+// room for two frames of frameMaxLength at least (a frame being read is
+// charged twice its size).
 func bufferedBytes(cfg *config.Config) int64 {
 	if cfg.MaxBufferedBytes > 0 {
 		return int64(cfg.MaxBufferedBytes)
 	}
-	return remoting.DefaultBudgetBytes()
+	return max(remoting.DefaultBudgetBytes(), 4*int64(cfg.FrameMaxLength))
 }
 
 // onConnClosed unregisters every broker whose latest registration came
