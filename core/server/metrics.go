@@ -144,6 +144,15 @@ func (s *Server) writeMetrics(w io.Writer) {
 	gauge("route_cache_bytes", int(s.routes.CachedRouteBytes()))
 	gauge("kv_keys", s.kv.Len())
 	gauge("connections", s.connCount())
+	if s.remote != nil {
+		// The remoting listener's bounds (README "Limits").
+		rs := s.remote.Stats()
+		vm.WriteCounterUint64(w, metricsPrefix+"connections_refused_per_address_total", uint64(rs.RefusedPerIP))
+		gauge("buffered_bytes", int(rs.Budget.Used))
+		gauge("buffered_bytes_limit", int(rs.Budget.Limit))
+		vm.WriteCounterUint64(w, metricsPrefix+`buffer_closes_total{reason="refused"}`, uint64(rs.Budget.Refused))
+		vm.WriteCounterUint64(w, metricsPrefix+`buffer_closes_total{reason="evicted"}`, uint64(rs.Budget.Evicted))
+	}
 	up := 0
 	if s.ready() == "" {
 		up = 1
