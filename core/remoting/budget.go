@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -221,9 +222,23 @@ func (s *Server) charge(c *Conn, n int, why string) bool {
 			"refused_total", st.Refused, "evicted_total", st.Evicted, "setting", "maxBufferedBytes")
 	}
 	if !ok {
-		c.Close()
+		c.abort()
 	}
 	return ok
+}
+
+// abort closes c so that netpoll stops reading from it at once: a plain
+// Close of a connection whose handler is running takes effect only when
+// the handler returns, and until then the poller keeps buffering what the
+// peer sends. The socket is shut down first. Only the connection's own
+// goroutine, or its watch while the connection is held in a flush or a
+// blocking wait, may call it: the descriptor is then certain to be the
+// connection's (netpoll closes it only after the handler has returned).
+func (c *Conn) abort() {
+	if f, ok := c.nc.(interface{ Fd() int }); ok && c.nc.IsActive() {
+		syscall.Shutdown(f.Fd(), syscall.SHUT_RDWR)
+	}
+	c.Close()
 }
 
 // chargeBatch charges, between two requests of a batch, what c holds:
@@ -269,8 +284,14 @@ func (s *Server) reserveFrame(c *Conn, r interface{ Peek(int) ([]byte, error) })
 // watchEvery is how often a flush that has not finished looks at what the
 // poller buffered meanwhile: netpoll reads a peer's requests while its
 // replies wait for the peer to read them, and one second is hundreds of
-// megabytes on loopback.
-const watchEvery = 10 * time.Millisecond
+// megabytes on loopback. The first look comes after watchSoon, and so
+// does the next while the input grew by watchFast or more since the last
+// look: at loopback speed 10 ms are some 15 MB.
+const (
+	watchEvery = 10 * time.Millisecond
+	watchSoon  = time.Millisecond
+	watchFast  = 1 << 20
+)
 
 // beginFlush arms the watch of a netpoll connection's flush (endFlush
 // disarms it): while the flush blocks, the input netpoll buffers is
@@ -281,20 +302,45 @@ func (c *Conn) beginFlush(held int) {
 		return
 	}
 	c.flushPending.Store(int64(held))
+	// Written before flushing is set; the watch reads it only after
+	// seeing flushing set.
+	c.watchSeen = c.in.Len()
 	c.flushing.Store(true)
-	c.watch.Reset(watchEvery)
+	c.watch.Reset(watchSoon)
 }
 
 func (c *Conn) endFlush() {
 	if c.watch == nil {
 		return
 	}
+	// Under watchMu: a running watch finishes first, so it never acts on
+	// a connection whose handler has returned (abort).
+	c.watchMu.Lock()
 	c.flushing.Store(false)
+	c.watchMu.Unlock()
 	c.watch.Stop()
 }
 
+// BeginBlocking tells the listener that the handler is about to wait (for
+// a slot, a lock held by others): netpoll goes on reading the peer's
+// requests meanwhile, so the input is watched as during a blocked flush
+// until EndBlocking. Only the handler may call it, during its call; TLS
+// connections, which read only when asked, need neither.
+func (c *Conn) BeginBlocking() {
+	held := c.pending
+	if c.srv.budget != nil {
+		held += c.inputCost(c.consumed)
+	}
+	c.beginFlush(held)
+}
+
+// EndBlocking ends what BeginBlocking began.
+func (c *Conn) EndBlocking() { c.endFlush() }
+
 // watchFlush runs on the timer's goroutine while c's flush blocks.
 func (s *Server) watchFlush(c *Conn) {
+	c.watchMu.Lock()
+	defer c.watchMu.Unlock()
 	if !c.flushing.Load() {
 		return
 	}
@@ -302,7 +348,7 @@ func (s *Server) watchFlush(c *Conn) {
 	if limit := s.limits.maxIn; limit > 0 && n > limit {
 		s.log.Warn("closing connection: too many unread request bytes", "peer", c.peer,
 			"buffered_bytes", n, "limit", limit, "setting", "maxPendingRequestBytes")
-		c.Close()
+		c.abort()
 		return
 	}
 	if want := c.inputCost(n) + int(c.flushPending.Load()); int64(want) > c.acct.mirror.Load() {
@@ -310,7 +356,10 @@ func (s *Server) watchFlush(c *Conn) {
 			return
 		}
 	}
-	if c.flushing.Load() {
-		c.watch.Reset(watchEvery)
+	next := watchEvery
+	if n-c.watchSeen >= watchFast {
+		next = watchSoon
 	}
+	c.watchSeen = n
+	c.watch.Reset(next)
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -97,18 +98,15 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // it is smaller; a small request is served throughout.
 func TestBudgetReservesDeclaredFrames(t *testing.T) {
 	const mib = 1 << 20
-	var closedIDs []ConnID
-	closedCh := make(chan ConnID, 16)
 	s, logs := startTiny(t, func(o *Options) {
 		o.Budget = NewBudget(6 * mib) // input is charged twice over (inputCost)
-		o.ConnClosed = func(id ConnID) { closedCh <- id }
 	})
-	_ = closedIDs
 	used := func() int64 { return s.Stats().Budget.Used }
 	partial := func(opaque int32, size int) (*remotingtest.Wire, []byte) {
 		w := dial(t, s)
 		f := frameOf(t, opaque, size)
-		w.SendRaw(f[:len(f)-16])
+		// A refused connection is shut while this is being written.
+		w.NC.Write(f[:len(f)-16])
 		return w, f[len(f)-16:]
 	}
 
@@ -234,4 +232,74 @@ func TestMaxConnectionsPerIPRefusesBeyondTheLimit(t *testing.T) {
 		t.Fatalf("connection after one closed: code %d", resp.Code)
 	}
 	w2.Call(request(codeEcho, 5))
+}
+
+// A handler that waits (BeginBlocking) while its peer keeps sending: the
+// input netpoll buffers meanwhile is watched as during a blocked flush, and
+// the connection closed once it passes the budget.
+func TestBudgetWatchesInputWhileAHandlerBlocks(t *testing.T) {
+	const codeWait int32 = 77
+	release := make(chan struct{})
+	closed := make(chan ConnID, 4)
+	s, logs := startTiny(t, func(o *Options) {
+		o.Budget = NewBudget(4 << 20)
+		o.MaxPendingRequestBytes = 1 << 30
+		o.ConnClosed = func(id ConnID) { closed <- id }
+		o.Routes = append(o.Routes, Route{Code: codeWait, Handler: func(c *Conn, _, _ *codec.Command) error {
+			c.BeginBlocking()
+			defer c.EndBlocking()
+			<-release
+			return nil
+		}})
+	})
+	// Registered after the listener's cleanup, so it runs before the
+	// shutdown: a failing test does not leave the handler waiting.
+	var once sync.Once
+	releaseOnce := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(releaseOnce)
+	nc, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	req := request(codeEcho, 2)
+	req.Body = bytes.Repeat([]byte{'p'}, 8<<10)
+	batch := bytes.Repeat(codec.AppendFrame(nil, req), 256)
+	if _, err := nc.Write(codec.AppendFrame(nil, request(codeWait, 1))); err != nil {
+		t.Fatal(err)
+	}
+	wrote := make(chan error, 1)
+	go func() {
+		for {
+			if _, err := nc.Write(batch); err != nil {
+				wrote <- err
+				return
+			}
+		}
+	}()
+	// The handler still waits, but the socket is shut: the peer's writes
+	// fail and netpoll holds no more than what passed the budget.
+	select {
+	case <-wrote:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("input of a connection whose handler blocks was not bounded: %+v", s.Stats())
+	}
+	conns := s.snapshotConns()
+	if len(conns) != 1 {
+		t.Fatalf("%d connections, want the blocked one", len(conns))
+	}
+	// Beyond the budget: what the poller read between two looks of the
+	// watch (1 ms apart while the input grows fast, later on a loaded
+	// machine) and what the socket held when it was shut.
+	if n := conns[0].in.Len(); n > 64<<20 {
+		t.Fatalf("%d bytes buffered for the blocked connection, budget 4 MiB", n)
+	}
+	if st := s.Stats().Budget; st.Refused != 1 {
+		t.Fatalf("budget stats %+v, want one refusal", st)
+	}
+	releaseOnce()
+	<-closed
+	if !strings.Contains(logs.String(), "buffered bytes over budget") {
+		t.Fatalf("no over-budget log line:\n%s", logs)
+	}
 }

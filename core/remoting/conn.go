@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -75,6 +76,8 @@ type Conn struct {
 	// (budget.go).
 	acct         account
 	watch        *time.Timer
+	watchMu      sync.Mutex
+	watchSeen    int // input length at the watch's last look; under watchMu
 	flushing     atomic.Bool
 	flushPending atomic.Int64
 	// inPeak is the most input the connection has held (inputCost).

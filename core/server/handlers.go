@@ -159,7 +159,7 @@ func (s *Server) handleRegister(c *remoting.Conn, req, resp *codec.Command) erro
 	if v, ok := req.ExtValue("compressed"); ok {
 		compressed = javaBool(v)
 	}
-	if s.regSlots.acquire(registrationCost(len(req.Body), compressed)) {
+	if s.regSlots.acquire(c, registrationCost(len(req.Body), compressed)) {
 		defer s.regSlots.release()
 	}
 	// A compressed body may inflate to what an uncompressed one may carry.

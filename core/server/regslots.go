@@ -3,7 +3,11 @@
 
 package server
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/rocketns/rocketns/core/remoting"
+)
 
 // A registration body under smallRegistration costs well under a
 // millisecond to decode and apply: it takes no slot, so a broker's
@@ -51,8 +55,9 @@ func registrationCost(bodyLen int, compressed bool) int {
 }
 
 // acquire waits for a slot for a registration of cost and reports whether
-// it took one (then release must follow); small ones take none.
-func (q *regSlots) acquire(cost int) bool {
+// it took one (then release must follow); small ones take none. While it
+// waits, c's input is watched (remoting.Conn.BeginBlocking); c may be nil.
+func (q *regSlots) acquire(c *remoting.Conn, cost int) bool {
 	if cost < smallRegistration {
 		return false
 	}
@@ -65,6 +70,10 @@ func (q *regSlots) acquire(cost int) bool {
 	w := &regWaiter{cost: cost, ready: make(chan struct{})}
 	q.waiting = append(q.waiting, w)
 	q.mu.Unlock()
+	if c != nil {
+		c.BeginBlocking()
+		defer c.EndBlocking()
+	}
 	<-w.ready // the slot is handed over by release
 	return true
 }

@@ -30,13 +30,13 @@ func TestPickNext(t *testing.T) {
 func slotOrder(t *testing.T, costs ...int) []int {
 	t.Helper()
 	q := newRegSlots(1)
-	if !q.acquire(smallRegistration) {
+	if !q.acquire(nil, smallRegistration) {
 		t.Fatal("a large registration took no slot")
 	}
 	got := make(chan int, len(costs))
 	for i, c := range costs {
 		go func() {
-			q.acquire(c)
+			q.acquire(nil, c)
 			got <- i
 		}()
 		for end := time.Now().Add(10 * time.Second); q.waitingCount() != i+1; time.Sleep(time.Millisecond) {
@@ -55,7 +55,7 @@ func slotOrder(t *testing.T, costs ...int) []int {
 }
 
 func TestRegSlotsServeTheCheapestFirst(t *testing.T) {
-	if q := newRegSlots(1); q.acquire(smallRegistration - 1) {
+	if q := newRegSlots(1); q.acquire(nil, smallRegistration-1) {
 		t.Fatal("a small registration took a slot")
 	}
 	const big, medium = 8 << 20, 100 << 10
