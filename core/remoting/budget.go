@@ -222,7 +222,7 @@ func (s *Server) charge(c *Conn, n int, why string) bool {
 			"refused_total", st.Refused, "evicted_total", st.Evicted, "setting", "maxBufferedBytes")
 	}
 	if !ok {
-		c.abort()
+		c.Close()
 	}
 	return ok
 }
@@ -230,12 +230,13 @@ func (s *Server) charge(c *Conn, n int, why string) bool {
 // abort closes c so that netpoll stops reading from it at once: a plain
 // Close of a connection whose handler is running takes effect only when
 // the handler returns, and until then the poller keeps buffering what the
-// peer sends. The socket is shut down first. Only the connection's own
-// goroutine, or its watch while the connection is held in a flush or a
-// blocking wait, may call it: the descriptor is then certain to be the
-// connection's (netpoll closes it only after the handler has returned).
+// peer sends. The socket is shut down first. Only the watch may call it,
+// while the connection is held in a flush or a blocking wait: the
+// descriptor is then certain to be the connection's (netpoll closes it
+// only after the handler has returned). On the connection's own goroutine
+// a Close is enough: the handler returns at once.
 func (c *Conn) abort() {
-	if f, ok := c.nc.(interface{ Fd() int }); ok && c.nc.IsActive() {
+	if f, ok := c.nc.(interface{ Fd() int }); ok {
 		syscall.Shutdown(f.Fd(), syscall.SHUT_RDWR)
 	}
 	c.Close()
@@ -352,7 +353,8 @@ func (s *Server) watchFlush(c *Conn) {
 		return
 	}
 	if want := c.inputCost(n) + int(c.flushPending.Load()); int64(want) > c.acct.mirror.Load() {
-		if !s.charge(c, want, "input during a blocked flush") {
+		if !s.charge(c, want, "input while the connection is blocked") {
+			c.abort()
 			return
 		}
 	}
