@@ -279,7 +279,9 @@ func (s *Server) reserveFrame(c *Conn, r interface{ Peek(int) ([]byte, error) })
 	if n > s.maxFrame {
 		return true
 	}
-	return s.charge(c, max(c.inputCost(n), int(c.acct.mirror.Load())), "frame")
+	// What the connection held before was flushed and released: the
+	// frame is all it holds now.
+	return s.charge(c, c.inputCost(n), "frame")
 }
 
 // watchEvery is how often a flush that has not finished looks at what the

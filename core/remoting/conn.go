@@ -263,6 +263,7 @@ func (s *Server) serveBuffered(c *Conn, r netpoll.Reader) bool {
 				}
 			} else {
 				r.Release()
+				c.consumed = 0
 			}
 			if !s.startWaiting(c) {
 				return false
