@@ -151,7 +151,9 @@ durability:
 
 # The chaos and soak suite at full size: 300 simulated brokers x 10k topics,
 # expiry, dropped connections, register/unregister races, reconnect storms,
-# and the randomized differential suites against the model of the Java
+# the resource attacks (TestSoakAttacks: partial 16 MiB frames, pipeliners
+# that never read, a connection flood, huge registrations; live heap under
+# the budget plus overhead), and the randomized differential suites against the model of the Java
 # rules (in process and over the wire) with many more seeds, with -race
 # (several minutes on two cores). `make test` runs the same suites at a
 # small size; `make test-short` skips them.

@@ -57,6 +57,12 @@ const maxPrealloc = 1024
 // or count is an error, never a large allocation. n is how many inflated
 // bytes the sections took.
 func decodeCompressed(b []byte, version int32, maxInflated int) (rb *RegisterBroker, n int, err error) {
+	return decodeCompressedTopics(b, version, maxInflated, 0)
+}
+
+// decodeCompressedTopics is decodeCompressed refusing, before any topic
+// record is read, a topic count above maxTopics (0: no bound).
+func decodeCompressedTopics(b []byte, version int32, maxInflated, maxTopics int) (rb *RegisterBroker, n int, err error) {
 	zr, err := zlib.NewReader(bytes.NewReader(b))
 	if err != nil {
 		return nil, 0, fmt.Errorf("compressed register body: %w", err)
@@ -75,6 +81,9 @@ func decodeCompressed(b []byte, version int32, maxInflated int) (rb *RegisterBro
 	count, err := rd.count() // each record has at least its length word
 	if err != nil {
 		return nil, 0, fmt.Errorf("compressed register body: topic count: %w", err)
+	}
+	if maxTopics > 0 && count > maxTopics {
+		return nil, 0, &TooManyTopicsError{Count: count, Max: maxTopics}
 	}
 	// count is only checked against 4 bytes a record; a 64-byte
 	// TopicConfig per claimed record would let a zlib bomb ask for 16

@@ -238,6 +238,24 @@ func DecodeRegisterBroker(b []byte, compressed bool, version int32) (*RegisterBr
 // record can be 20 bytes) that a body of a few hundred KB could otherwise
 // carry millions of topics, far more than an uncompressed frame may.
 func DecodeRegisterBrokerMax(b []byte, compressed bool, version int32, maxInflated int) (*RegisterBroker, error) {
+	return DecodeRegisterBrokerBounded(b, compressed, version, maxInflated, 0)
+}
+
+// TooManyTopicsError refuses a registration body listing more topics than
+// the bound the decoder was given.
+type TooManyTopicsError struct{ Count, Max int }
+
+func (e *TooManyTopicsError) Error() string {
+	return fmt.Sprintf("%d topics in one registration, more than the limit of %d", e.Count, e.Max)
+}
+
+// DecodeRegisterBrokerBounded is DecodeRegisterBrokerMax refusing a body of
+// more than maxTopics topics (0: no bound) with a *TooManyTopicsError. A
+// compressed body is refused on its declared count, before any record is
+// read: its dense layout is what lets a small body carry hundreds of
+// thousands of topics. An uncompressed one is bounded by the frame limit
+// and counted once decoded.
+func DecodeRegisterBrokerBounded(b []byte, compressed bool, version int32, maxInflated, maxTopics int) (*RegisterBroker, error) {
 	if len(b) == 0 {
 		// Java's processor registers a bodiless request with a fresh
 		// RegisterBrokerBody, whose filter server list is empty (and so
@@ -249,7 +267,7 @@ func DecodeRegisterBrokerMax(b []byte, compressed bool, version int32, maxInflat
 		return &RegisterBroker{}, nil
 	}
 	if compressed {
-		rb, _, err := decodeCompressed(b, version, min(maxInflated, MaxInflated))
+		rb, _, err := decodeCompressedTopics(b, version, min(maxInflated, MaxInflated), maxTopics)
 		return rb, err
 	}
 	b = Lenient(b)
@@ -277,6 +295,9 @@ func DecodeRegisterBrokerMax(b []byte, compressed bool, version int32, maxInflat
 		if len(w.TopicQueueMappingInfoMap) > 0 {
 			rb.MappingInfo = w.TopicQueueMappingInfoMap
 		}
+	}
+	if maxTopics > 0 && len(rb.Topics) > maxTopics {
+		return nil, &TooManyTopicsError{Count: len(rb.Topics), Max: maxTopics}
 	}
 	return rb, nil
 }

@@ -68,12 +68,52 @@ func (c *Client) topicList(ctx context.Context, req *codec.Command, what string)
 	return topics, brokerAddr, nil
 }
 
-// AllTopicList sends GET_ALL_TOPIC_LIST_FROM_NAMESERVER (206). A server
-// with enableAllTopicList=false answers SYSTEM_ERROR "disable".
+// AllTopicList sends GET_ALL_TOPIC_LIST_FROM_NAMESERVER (206), in pages of
+// topicPageSize: a list of hundreds of thousands of topics does not fit one
+// frame. rocketns answers each page and names where the next one starts; a
+// Java NameServer ignores the paging fields and answers the whole list,
+// which then is the only page. A server with enableAllTopicList=false
+// answers SYSTEM_ERROR "disable".
 func (c *Client) AllTopicList(ctx context.Context) ([]string, error) {
-	topics, _, err := c.topicList(ctx, &codec.Command{Code: codec.GetAllTopicListFromNameServer, Version: codec.ServerVersion}, "all topic list")
-	return topics, err
+	var all []string
+	after := ""
+	for page := 0; ; page++ {
+		req := &codec.Command{Code: codec.GetAllTopicListFromNameServer, Version: codec.ServerVersion}
+		req.SetExt(pageSizeKey, strconv.Itoa(topicPageSize))
+		if page > 0 {
+			req.SetExt(pageAfterKey, after)
+		}
+		resp, err := c.call(ctx, req)
+		if err != nil {
+			return nil, fmt.Errorf("all topic list: %w", err)
+		}
+		topics, _, err := body.DecodeTopicList(resp.Body)
+		if err != nil {
+			return nil, fmt.Errorf("%s: all topic list: %w", c.addr, err)
+		}
+		all = append(all, topics...)
+		next, more := resp.ExtValue(nextAfterKey)
+		if !more {
+			break
+		}
+		if next <= after {
+			return nil, fmt.Errorf("%s: all topic list: page %d does not move forward (%q after %q)", c.addr, page, next, after)
+		}
+		after = next
+	}
+	if all == nil {
+		all = []string{}
+	}
+	return all, nil
 }
+
+// The paging extension of 206 (see the server's handleAllTopicList).
+const (
+	pageSizeKey   = "rocketnsPageSize"
+	pageAfterKey  = "rocketnsPageAfter"
+	nextAfterKey  = "rocketnsNextPageAfter"
+	topicPageSize = 20000
+)
 
 // TopicsByCluster sends GET_TOPICS_BY_CLUSTER (224): the topics with queues
 // on any broker of cluster. The header field is "cluster", not

@@ -62,6 +62,10 @@ type Config struct {
 	MaxPendingResponseBytes   int // maxPendingResponseBytes: unflushed response bytes per connection before a flush
 	MaxPendingRequestBytes    int // maxPendingRequestBytes: unread request bytes per connection before it is closed
 	ServerWriteTimeoutSeconds int // serverWriteTimeoutSeconds: a flush that cannot finish in this time closes the connection
+	MaxConnectionsPerIP       int // maxConnectionsPerIP: connections from one source address beyond it are closed at accept
+	MaxBufferedBytes          int // maxBufferedBytes: request and response bytes all connections hold buffered; 0 = from GOMEMLIMIT
+	MaxTopicsPerBroker        int // maxTopicsPerBroker: topics one registration may carry
+	MaxTopics                 int // maxTopics: topics the route table holds, all brokers together
 
 	// Bounds are the KV sizes and the heartbeat timeout cap (bounds.go).
 	Bounds

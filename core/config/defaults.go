@@ -51,6 +51,9 @@ func Default() *Config {
 		MaxPendingResponseBytes:   16 << 20,
 		MaxPendingRequestBytes:    64 << 20,
 		ServerWriteTimeoutSeconds: 30,
+		MaxConnectionsPerIP:       1000,
+		MaxTopicsPerBroker:        100000,
+		MaxTopics:                 200000,
 
 		Bounds: defaultBounds(),
 

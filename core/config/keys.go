@@ -115,6 +115,10 @@ var knownKeys = append(boundsKeys(), []Key{
 	intKey("maxPendingResponseBytes", OriginRocketns, false, func(c *Config) *int { return &c.MaxPendingResponseBytes }),
 	intKey("maxPendingRequestBytes", OriginRocketns, false, func(c *Config) *int { return &c.MaxPendingRequestBytes }),
 	intKey("serverWriteTimeoutSeconds", OriginRocketns, false, func(c *Config) *int { return &c.ServerWriteTimeoutSeconds }),
+	intKey("maxConnectionsPerIP", OriginRocketns, false, func(c *Config) *int { return &c.MaxConnectionsPerIP }),
+	intKey("maxBufferedBytes", OriginRocketns, false, func(c *Config) *int { return &c.MaxBufferedBytes }),
+	intKey("maxTopicsPerBroker", OriginRocketns, false, func(c *Config) *int { return &c.MaxTopicsPerBroker }),
+	intKey("maxTopics", OriginRocketns, false, func(c *Config) *int { return &c.MaxTopics }),
 
 	strKey(KeyTLSServerMode, OriginRocketns, false, func(c *Config) *string { return &c.TLSServerMode }),
 	strKey(KeyTLSServerCertPath, OriginRocketns, false, func(c *Config) *string { return &c.TLSServerCertPath }),

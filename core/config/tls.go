@@ -230,6 +230,19 @@ func (c *Config) validateLimits() []error {
 	if c.ServerWriteTimeoutSeconds < 0 {
 		bad("serverWriteTimeoutSeconds", "want 0 (never) or more")
 	}
+	if c.MaxConnectionsPerIP <= 0 || (c.MaxConnections > 0 && c.MaxConnectionsPerIP > c.MaxConnections) {
+		bad("maxConnectionsPerIP", "want 1 to maxConnections (%d)", c.MaxConnections)
+	}
+	// The budget must hold a few frames of the largest size.
+	if c.MaxBufferedBytes != 0 && c.MaxBufferedBytes < 2*c.FrameMaxLength {
+		bad("maxBufferedBytes", "want 0 (from GOMEMLIMIT) or at least twice frameMaxLength (%d)", 2*c.FrameMaxLength)
+	}
+	if c.MaxTopicsPerBroker <= 0 {
+		bad("maxTopicsPerBroker", "want a positive number")
+	}
+	if c.MaxTopics < c.MaxTopicsPerBroker {
+		bad("maxTopics", "want at least maxTopicsPerBroker (%d)", c.MaxTopicsPerBroker)
+	}
 	return errs
 }
 

@@ -107,6 +107,12 @@ func TestLimitsValidate(t *testing.T) {
 	f(func(c *Config) { c.MaxPendingResponseBytes = 1000 }, "maxPendingResponseBytes=1000")
 	f(func(c *Config) { c.MaxPendingRequestBytes = c.FrameMaxLength - 1 }, "maxPendingRequestBytes")
 	f(func(c *Config) { c.ServerWriteTimeoutSeconds = -1 }, "serverWriteTimeoutSeconds=-1")
+	f(func(c *Config) { c.MaxConnectionsPerIP = 0 }, "maxConnectionsPerIP=0")
+	f(func(c *Config) { c.MaxConnectionsPerIP = c.MaxConnections + 1 }, "maxConnectionsPerIP")
+	f(func(c *Config) { c.MaxBufferedBytes = c.FrameMaxLength }, "maxBufferedBytes")
+	f(func(c *Config) { c.MaxBufferedBytes = 2 * c.FrameMaxLength }, "")
+	f(func(c *Config) { c.MaxTopicsPerBroker = 0 }, "maxTopicsPerBroker=0")
+	f(func(c *Config) { c.MaxTopics = c.MaxTopicsPerBroker - 1 }, "maxTopics")
 	f(func(c *Config) { c.TLSServerMode = "on" }, "tls.server.mode")
 	f(func(c *Config) { c.TLSServerKeyPassword = "x" }, "tls.server.keyPassword")
 }

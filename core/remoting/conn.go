@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -62,8 +63,25 @@ type Conn struct {
 	handoffTo func(raw net.Conn, pre []byte)
 	// pending counts reply bytes written since the last flush.
 	pending int
+	// consumed counts request bytes read since the last flush: netpoll
+	// frees them only at the Release after it.
+	consumed int
 	// samples is the timing state of the sampled routes (Route.TimeEvery).
 	samples []sample
+	// ip is the peer's address without the port, for the per-IP cap.
+	ip string
+
+	// acct is the connection's share of the listener's Budget; watch,
+	// flushing and flushPending watch a netpoll flush that blocks
+	// (budget.go).
+	acct         account
+	watch        *time.Timer
+	watchMu      sync.Mutex
+	watchSeen    int // input length at the watch's last look; under watchMu
+	flushing     atomic.Bool
+	flushPending atomic.Int64
+	// inPeak is the most input the connection has held (inputCost).
+	inPeak atomic.Int64
 
 	// deferred is the Pending of the request being handled, if its
 	// handler called Defer; async is set once any handler of the
@@ -129,6 +147,7 @@ func (c *Conn) releaseHeld() {
 // newConn is a connection of s before it is published.
 func (s *Server) newConn(peer string, out netpoll.Writer, closer io.Closer) *Conn {
 	c := &Conn{srv: s, id: ConnID(s.nextConn.Add(1)), out: out, closer: closer, peer: peer, pool: &s.bufPool}
+	c.acct.evict = c.Close
 	if s.table.sampled > 0 {
 		c.samples = make([]sample, s.table.sampled)
 	}
@@ -149,8 +168,12 @@ func (s *Server) onPrepare(nc netpoll.Connection) context.Context {
 	if s.limits.write > 0 {
 		nc.SetWriteTimeout(s.limits.write)
 	}
-	if !s.addConn(c) {
-		s.refuseConn(c.peer)
+	if s.budget != nil || s.limits.maxIn > 0 {
+		c.watch = time.AfterFunc(time.Hour, func() { s.watchFlush(c) })
+		c.watch.Stop()
+	}
+	if ok, perIP := s.addConn(c); !ok {
+		s.refuseConn(c.peer, perIP)
 		refuseAtAccept(nc)
 		return context.Background()
 	}
@@ -168,8 +191,10 @@ func (s *Server) onPrepare(nc netpoll.Connection) context.Context {
 // connection taken off netpoll.
 func (s *Server) onClose(c *Conn) {
 	s.connsMu.Lock()
-	delete(s.conns, c.id)
+	s.dropConnLocked(c)
 	s.connsMu.Unlock()
+	c.endFlush()
+	s.uncharge(c)
 	if c.handoffTo != nil {
 		// Taken off netpoll before any request: nothing was served over
 		// it, and the connection lives on elsewhere.
@@ -238,11 +263,17 @@ func (s *Server) serveBuffered(c *Conn, r netpoll.Reader) bool {
 				}
 			} else {
 				r.Release()
+				c.consumed = 0
 			}
 			if !s.startWaiting(c) {
 				return false
 			}
+			if !s.reserveFrame(c, r) {
+				c.waiting.Store(false)
+				return false
+			}
 		}
+		c.consumed += frameSize(r)
 		err := codec.ReadCommand(r, s.maxFrame, &c.req)
 		if !whole {
 			c.waiting.Store(false)
@@ -276,16 +307,30 @@ func (s *Server) serveBuffered(c *Conn, r netpoll.Reader) bool {
 			c.Close()
 			return false
 		}
+		if s.budget != nil && !s.chargeBatch(c, n) {
+			c.dropHeld()
+			return false
+		}
 		if n == 0 {
 			break
 		}
-		if maxOut > 0 && c.pending >= maxOut {
+		if maxOut > 0 && (c.pending >= maxOut || c.consumed >= maxOut) {
 			if !s.flush(c, r) {
 				return false
 			}
 		}
 	}
 	return s.flush(c, r)
+}
+
+// frameSize is the size of the next frame, prefix included, as its length
+// prefix declares; 0 when the prefix is not there (the read then fails).
+func frameSize(r netpoll.Reader) int {
+	p, err := r.Peek(4)
+	if err != nil {
+		return 0
+	}
+	return 4 + int(binary.BigEndian.Uint32(p))
 }
 
 // frameBuffered reports whether r holds the whole next frame, so that
@@ -325,11 +370,23 @@ func (s *Server) startWaiting(c *Conn) bool {
 func (s *Server) flush(c *Conn, r netpoll.Reader) bool {
 	pending := c.pending
 	c.pending = 0
+	consumed := c.consumed
+	c.consumed = 0
+	held := 0
+	if s.budget != nil {
+		held = pending + c.inputCost(consumed)
+		if held >= budgetMinCharge && !s.charge(c, pending+c.inputCost(consumed+r.Len()), "responses") {
+			c.dropHeld()
+			return false
+		}
+	}
 	a := c.async.Load()
 	if a != nil {
 		a.wmu.Lock()
 	}
+	c.beginFlush(held)
 	err := c.flushOut(s.limits.write)
+	c.endFlush()
 	if a != nil {
 		a.wmu.Unlock()
 	}
@@ -339,6 +396,9 @@ func (s *Server) flush(c *Conn, r netpoll.Reader) bool {
 		// still be reading them, and closing frees them.
 		r.Release()
 		c.releaseHeld()
+		if c.acct.mirror.Load() != 0 {
+			return s.charge(c, c.inputCost(r.Len()), "unread requests")
+		}
 		return true
 	}
 	if h := s.hooks.flushFailed; h != nil {

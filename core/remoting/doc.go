@@ -25,4 +25,14 @@
 // serving its next requests, and the Pending is completed later from any
 // goroutine. Replies may therefore leave out of order: peers match them by
 // opaque.
+//
+// # Bounds
+//
+// netpoll reads whatever a peer sends, whether or not the connection is
+// being served. A Budget shared by a process's listeners bounds what they
+// hold together (budget.go): a frame's declared length is reserved before
+// its body is waited for, the input and replies of a batch are charged as
+// they grow, and a flush or a handler that blocks (Conn.BeginBlocking) is
+// watched meanwhile. MaxConnectionsPerIP bounds the connections of one
+// source address.
 package remoting

@@ -1,34 +1,107 @@
 // limits.go holds the per-listener connection limits: the connection cap
-// at accept and the watchdog on unread input.
+// and the per-source-address cap at accept, and the watchdog on unread
+// input.
 
 package remoting
 
 import (
+	"net"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/cloudwego/netpoll"
 )
 
-// addConn publishes c unless MaxConnections is reached. Connections are
-// counted whatever carries them, TLS included.
-func (s *Server) addConn(c *Conn) bool {
-	limit := s.limits.maxConns
+// addConn publishes c unless MaxConnections, or MaxConnectionsPerIP for
+// c's source address, is reached; perIP says which refused it.
+// Connections are counted whatever carries them, TLS included.
+func (s *Server) addConn(c *Conn) (ok, perIP bool) {
+	limit, ipLimit := s.limits.maxConns, s.limits.maxPerIP
+	if ipLimit > 0 {
+		c.ip = peerIP(c.peer)
+	}
 	s.connsMu.Lock()
 	defer s.connsMu.Unlock()
 	if limit > 0 && len(s.conns) >= limit {
-		return false
+		return false, false
 	}
-	s.conns[c.id] = c
-	return true
+	if ipLimit > 0 && s.perIP[c.ip] >= ipLimit {
+		return false, true
+	}
+	s.addConnLocked(c)
+	return true, false
 }
 
-// refuseConn logs a connection closed at accept for MaxConnections, at
-// most once a second so a connection storm does not become a log storm;
-// the line says how many were refused since the previous one.
-func (s *Server) refuseConn(peer string) {
-	if h := s.events.ConnRefused; h != nil {
+// addConnLocked publishes c; s.connsMu is held.
+func (s *Server) addConnLocked(c *Conn) {
+	s.conns[c.id] = c
+	if c.ip != "" {
+		s.perIP[c.ip]++
+	}
+}
+
+// dropConnLocked forgets c; s.connsMu is held.
+func (s *Server) dropConnLocked(c *Conn) {
+	if _, ok := s.conns[c.id]; !ok {
+		return
+	}
+	delete(s.conns, c.id)
+	if c.ip == "" {
+		return
+	}
+	if n := s.perIP[c.ip] - 1; n > 0 {
+		s.perIP[c.ip] = n
+	} else {
+		delete(s.perIP, c.ip)
+	}
+}
+
+// peerIP is the address of a host:port without the port.
+func peerIP(peer string) string {
+	if h, _, err := net.SplitHostPort(peer); err == nil {
+		return h
+	}
+	return peer
+}
+
+// Stats are a listener's counts, for metrics.
+type Stats struct {
+	// Conns is the number of connections served now.
+	Conns int
+	// RefusedConns counts connections closed at accept, for any cap;
+	// RefusedPerIP those of them for MaxConnectionsPerIP.
+	RefusedConns, RefusedPerIP int64
+	// Budget is the buffered-bytes budget's counts (shared with the
+	// listeners given the same Budget).
+	Budget BudgetStats
+}
+
+// Stats reads the listener's counts.
+func (s *Server) Stats() Stats {
+	return Stats{Conns: s.ConnCount(), RefusedConns: s.refusedTotal.Load(),
+		RefusedPerIP: s.refusedIPTotal.Load(), Budget: s.budget.Stats()}
+}
+
+// refuseConn logs a connection closed at accept for MaxConnections or
+// MaxConnectionsPerIP, at most once a second per cause so a connection
+// storm does not become a log storm; the line says how many were refused
+// since the previous one.
+func (s *Server) refuseConn(peer string, perIP bool) {
+	s.refusedTotal.Add(1)
+	if h := s.events.ConnRefused; h != nil && !perIP {
 		h()
+	}
+	if perIP {
+		s.refusedIPTotal.Add(1)
+		n := s.refusedIP.Add(1)
+		if !s.logEverySecond(&s.refusedIPLogAt) {
+			return
+		}
+		s.refusedIP.Add(-n)
+		s.log.Warn("connection refused: too many connections from one address", "peer", peer,
+			"limit", s.limits.maxPerIP, "refused", n, "setting", "maxConnectionsPerIP")
+		return
 	}
 	n := s.refusedN.Add(1)
 	now := time.Now().UnixMilli()
@@ -39,6 +112,14 @@ func (s *Server) refuseConn(peer string) {
 	s.refusedN.Add(-n)
 	s.log.Warn("connection refused: too many connections", "peer", peer, "limit", s.limits.maxConns,
 		"refused", n, "setting", "maxConnections")
+}
+
+// logEverySecond reports whether a line rate-limited by at may be logged
+// now, and if so records it.
+func (s *Server) logEverySecond(at *atomic.Int64) bool {
+	now := time.Now().UnixMilli()
+	last := at.Load()
+	return now-last >= 1000 && at.CompareAndSwap(last, now)
 }
 
 // refuseAtAccept ends a connection from onPrepare. It shuts the socket down

@@ -47,6 +47,12 @@ type Options struct {
 	// MaxConnections closes connections at accept beyond this many; <= 0
 	// is no limit. TLS connections count, handed-off ones (Sniffers) do not.
 	MaxConnections int
+	// MaxConnectionsPerIP closes connections at accept beyond this many
+	// from one source address (loopback included); <= 0 is no limit.
+	MaxConnectionsPerIP int
+	// Budget bounds the bytes buffered for all connections sharing it
+	// (budget.go); nil is no bound beyond the per-connection ones.
+	Budget *Budget
 	// IdleTimeout closes a connection that neither read nor wrote for
 	// this long, and bounds the wait for the rest of a partial frame; 0
 	// is none.
@@ -107,7 +113,8 @@ type Events struct {
 	// FrameRejected: a connection sent a frame that does not decode
 	// (reason is a codec.Reason* constant, or "other").
 	FrameRejected func(reason string)
-	// ConnRefused: a connection was closed at accept for MaxConnections.
+	// ConnRefused: a connection was closed at accept for MaxConnections
+	// (MaxConnectionsPerIP refusals are counted in Stats).
 	ConnRefused func()
 	// TLSHandshake: a TLS handshake ended.
 	TLSHandshake func(ok bool)
@@ -144,12 +151,22 @@ type Server struct {
 	conns    map[ConnID]*Conn
 	handed   map[*handedConn]struct{} // sniffed connections handed to their protocol
 	nextConn atomic.Uint64
+	// perIP counts connections by source address, with
+	// MaxConnectionsPerIP; under connsMu.
+	perIP map[string]int
 
 	bufPool bytebufferpool.Pool
+	budget  *Budget
 
 	// refused and refusedLogAt rate-limit the MaxConnections log line.
 	refusedN     atomic.Int64
 	refusedLogAt atomic.Int64
+	// refusedIP and refusedIPTotal count the MaxConnectionsPerIP refusals
+	// for the log line and for Stats.
+	refusedIP      atomic.Int64
+	refusedIPTotal atomic.Int64
+	refusedIPLogAt atomic.Int64
+	refusedTotal   atomic.Int64
 
 	// handoffs counts the goroutines serving connections taken off
 	// netpoll: TLS connections, and sniffed ones until their callback
@@ -168,6 +185,7 @@ type Server struct {
 type limits struct {
 	maxConns, maxIn, maxOut int
 	idle, write             time.Duration
+	maxPerIP                int
 }
 
 // testHooks let tests observe events that have no other outside effect.
@@ -204,11 +222,14 @@ func New(o Options) (*Server, error) {
 		events:     o.Events,
 		addr:       o.Addr,
 		conns:      make(map[ConnID]*Conn),
+		perIP:      make(map[string]int),
+		budget:     o.Budget,
 		handed:     make(map[*handedConn]struct{}),
 		inflight:   newGate(),
 		stop:       make(chan struct{}),
 		serveErr:   make(chan error, 1),
 	}
+	s.limits.maxPerIP = o.MaxConnectionsPerIP
 	if s.log == nil {
 		s.log = slog.Default()
 	}

@@ -54,6 +54,9 @@ func (s *Server) serveTLS(raw net.Conn, pre []byte) {
 	c := s.newConn(raw.RemoteAddr().String(), out, raw)
 	c.sniffed = true
 	c.tls = &tlsTransport{raw: raw, tc: tc, out: out}
+	if s.limits.maxPerIP > 0 {
+		c.ip = peerIP(c.peer) // counted, not refused: it passed the cap at accept
+	}
 	s.connsMu.Lock()
 	if s.closing.Load() {
 		// Shutdown may have taken its snapshot before this conn existed.
@@ -61,7 +64,7 @@ func (s *Server) serveTLS(raw net.Conn, pre []byte) {
 		raw.Close()
 		return
 	}
-	s.conns[c.id] = c
+	s.addConnLocked(c)
 	s.connsMu.Unlock()
 	defer func() {
 		raw.Close()

@@ -90,6 +90,9 @@ func (t *Table) Register(r *Registration) (RegisterResult, error) {
 	if !r.Override && t.takesOver(r) {
 		return res, fmt.Errorf("register %s id %d: %w", name, r.BrokerID, ErrTakeover)
 	}
+	if err := t.checkTopicTotal(rb.Topics); err != nil {
+		return res, fmt.Errorf("register %s/%s id %d at %s: %w", cluster, name, r.BrokerID, addr, err)
+	}
 	t.begin()
 	defer t.settle()
 
@@ -482,4 +485,31 @@ func (t *Table) setFilters(key addrKey, list []string) []string {
 		t.filters[key] = slices.Clone(list)
 	}
 	return t.groupsWithAddr(key.cluster, key.addr)
+}
+
+// checkTopicTotal refuses topics that would take the table past
+// Options.MaxTopics; the writers' lock is held. Topics the table has
+// already cost nothing: the names are looked up only when the table's size
+// plus the registration's could pass the bound.
+func (t *Table) checkTopicTotal(topics []body.TopicConfig) error {
+	limit := t.opts.MaxTopics
+	if limit <= 0 {
+		return nil
+	}
+	have := t.topics.Len()
+	if have+len(topics) <= limit {
+		return nil
+	}
+	added := map[string]struct{}{}
+	for i := range topics {
+		name := topics[i].TopicName
+		if _, ok := t.topics.Load(name); ok {
+			continue
+		}
+		added[name] = struct{}{}
+		if have+len(added) > limit {
+			return fmt.Errorf("%w of %d topics (%d held, more than %d new)", ErrTooManyTopics, limit, have, limit-have)
+		}
+	}
+	return nil
 }

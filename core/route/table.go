@@ -56,6 +56,10 @@ var ErrFirstSingleTopic = errors.New("single-topic registration before the broke
 // Registration.Owner).
 var ErrTakeover = errors.New("broker registered with other credentials")
 
+// ErrTooManyTopics refuses a registration that would take the table past
+// Options.MaxTopics.
+var ErrTooManyTopics = errors.New("registration would take the NameServer past its topic limit")
+
 // ErrNegativeBrokerID rejects a registration with a brokerId below 0. Java
 // takes it, but brokers only send 0 (master) or a slave's id from 1, and a
 // negative id breaks the rule that the smallest id tells whether a group
@@ -85,6 +89,10 @@ type Options struct {
 	// DeleteTopicWithBrokerRegistration drops a broker's queue data for
 	// topics missing from its registration.
 	DeleteTopicWithBrokerRegistration bool
+	// MaxTopics bounds the topics the table holds, all brokers together
+	// (0: no bound): a registration that would add topics beyond it is
+	// refused with ErrTooManyTopics before anything changes.
+	MaxTopics int
 	// Hook, when set, is called with the name of each point between the
 	// steps of a writer, under the writers' lock. Production leaves it nil;
 	// tests panic from it to prove that a writer failing part-way leaves

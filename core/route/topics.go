@@ -297,6 +297,25 @@ func (t *Table) TopicList() []string {
 	return out
 }
 
+// TopicPage returns up to limit topics sorted after the name after ("" is
+// from the start), and whether more follow: one page of TopicList, for a
+// list too large for one frame. Pages are read from the live table, so a
+// topic added or removed between two pages shows or not as it sorts.
+func (t *Table) TopicPage(after string, limit int) (page []string, more bool) {
+	page = []string{}
+	t.topics.Range(func(k string, _ *topicEntry) bool {
+		if k > after {
+			page = append(page, k)
+		}
+		return true
+	})
+	slices.Sort(page)
+	if limit > 0 && len(page) > limit {
+		return page[:limit], true
+	}
+	return page, false
+}
+
 // TopicsByCluster returns the topics with queue data on any broker group of
 // cluster (GET_TOPICS_BY_CLUSTER); empty for an unknown cluster.
 func (t *Table) TopicsByCluster(cluster string) []string {

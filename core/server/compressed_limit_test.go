@@ -17,6 +17,7 @@ func TestCompressedRegistrationBoundByFrameLimit(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.FrameMaxLength = 1 << 20
 	cfg.MaxPendingRequestBytes = 4 << 20
+	cfg.MaxTopicsPerBroker, cfg.MaxTopics = 1<<20, 1<<20 // this test is about the inflation bound
 	s, _ := startServer(t, cfg)
 	w := dialWire(t, s.Addr())
 

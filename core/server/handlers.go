@@ -155,10 +155,17 @@ func (s *Server) handleRegister(c *remoting.Conn, req, resp *codec.Command, g au
 	if v, ok := req.ExtValue("compressed"); ok {
 		compressed = javaBool(v)
 	}
-	s.regSlots <- struct{}{}
-	defer func() { <-s.regSlots }()
+	if s.regSlots.acquire(c, registrationCost(len(req.Body), compressed)) {
+		defer s.regSlots.release()
+	}
 	// A compressed body may inflate to what an uncompressed one may carry.
-	rb, err := body.DecodeRegisterBrokerMax(req.Body, compressed, req.Version, s.maxFrame())
+	rb, err := body.DecodeRegisterBrokerBounded(req.Body, compressed, req.Version, s.maxFrame(), s.cfg.MaxTopicsPerBroker)
+	var many *body.TooManyTopicsError
+	if errors.As(err, &many) {
+		s.log.Warn("registration refused: too many topics", "peer", c.Peer(), "broker", h.name, "addr", h.addr,
+			"topics", many.Count, "limit", many.Max, "setting", "maxTopicsPerBroker")
+		return refuse(codec.SystemError, "register broker refused: "+err.Error()+" (maxTopicsPerBroker)")
+	}
 	if err != nil {
 		s.log.Warn("registration refused: bad body", "peer", c.Peer(), "broker", h.name, "addr", h.addr, "err", err)
 		return refuse(codec.SystemError, "decode register broker body: "+echoed(err.Error()))
@@ -186,6 +193,11 @@ func (s *Server) handleRegister(c *remoting.Conn, req, resp *codec.Command, g au
 			Class: auth.ClassBrokerReport, AccessKey: g.AccessKey, Peer: c.Peer(),
 			Detail: echoed(h.name) + " id " + strconv.FormatInt(h.id, 10)})
 		return nil
+	}
+	if errors.Is(err, route.ErrTooManyTopics) {
+		s.log.Warn("registration refused: the route table is at its topic limit", "peer", c.Peer(), "broker", h.name,
+			"addr", h.addr, "topics", len(rb.Topics), "limit", s.cfg.MaxTopics, "setting", "maxTopics")
+		return refuse(codec.SystemError, "register broker refused: the NameServer holds at most "+strconv.Itoa(s.cfg.MaxTopics)+" topics (maxTopics)")
 	}
 	if err != nil {
 		return err

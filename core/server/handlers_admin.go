@@ -5,6 +5,7 @@
 package server
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/rocketns/rocketns/codec"
@@ -42,18 +43,75 @@ func (s *Server) handleAddWritePerm(c *remoting.Conn, req, resp *codec.Command) 
 	return nil
 }
 
-// writeTopicList answers a TopicList body from a pooled buffer.
-func writeTopicList(c *remoting.Conn, resp *codec.Command, topics []string, brokerAddr string) {
+// writeTopicList answers a TopicList body from a pooled buffer, or refuses
+// a list whose frame would pass the frame limit: the peer (a Java client
+// with the same frameMaxLength) would refuse the frame and close the
+// connection, an answer it cannot read.
+func (s *Server) writeTopicList(c *remoting.Conn, resp *codec.Command, topics []string, brokerAddr string) error {
 	buf := c.Buffer()
 	buf.B = body.AppendTopicList(buf.B[:0], topics, brokerAddr)
+	if n := len(buf.B); n > s.maxFrame()-topicListHeadroom {
+		buf.B = buf.B[:0]
+		return refuse(codec.SystemError, fmt.Sprintf("the topic list (%d topics, %d bytes) does not fit a %d-byte frame (frameMaxLength): "+
+			"ask for it in pages (rocketns client, nsadmin topicList) or by cluster", len(topics), n, s.maxFrame()))
+	}
 	resp.Body = buf.B
+	return nil
 }
+
+// topicListHeadroom is what a topic list's frame holds beside its body:
+// the length words and the reply header.
+const topicListHeadroom = 64 << 10
+
+// The paging extension of GET_ALL_TOPIC_LIST_FROM_NAMESERVER. A request
+// with pageSizeKey is answered with at most that many topics (and at most
+// maxTopicPage), sorted, after the name in pageAfterKey; the answer carries
+// nextAfterKey when more follow. A request without it (every Java client)
+// gets the whole list as Java answers it, or a refusal when that does not
+// fit a frame. A Java NameServer ignores both keys and answers the whole
+// list, without nextAfterKey: a client asking for pages reads it as the
+// last page.
+const (
+	pageSizeKey  = "rocketnsPageSize"
+	pageAfterKey = "rocketnsPageAfter"
+	nextAfterKey = "rocketnsNextPageAfter"
+	maxTopicPage = 50000
+)
 
 func (s *Server) handleAllTopicList(c *remoting.Conn, req, resp *codec.Command) error {
 	if !s.conf().EnableAllTopicList {
 		return refuseDisabled()
 	}
-	writeTopicList(c, resp, s.routes.TopicList(), "")
+	size, paged, err := optInt64(req, pageSizeKey)
+	if err != nil {
+		return err
+	}
+	if !paged {
+		return s.writeTopicList(c, resp, s.routes.TopicList(), "")
+	}
+	if size <= 0 {
+		return refuse(codec.SystemError, pageSizeKey+" must be positive")
+	}
+	after, _ := req.ExtValue(pageAfterKey)
+	page, more := s.routes.TopicPage(after, int(min(size, maxTopicPage)))
+	// A page of long names may still not fit a frame: halve it until it
+	// does (the client asks again from where it ends).
+	buf := c.Buffer()
+	for {
+		buf.B = body.AppendTopicList(buf.B[:0], page, "")
+		if len(buf.B) <= s.maxFrame()-topicListHeadroom || len(page) <= 1 {
+			break
+		}
+		page, more = page[:len(page)/2], true
+	}
+	if len(buf.B) > s.maxFrame()-topicListHeadroom {
+		buf.B = buf.B[:0]
+		return refuse(codec.SystemError, "a topic name does not fit a frame (frameMaxLength)")
+	}
+	if more && len(page) > 0 {
+		resp.SetExt(nextAfterKey, page[len(page)-1])
+	}
+	resp.Body = buf.B
 	return nil
 }
 
@@ -64,14 +122,12 @@ func (s *Server) handleTopicsByCluster(c *remoting.Conn, req, resp *codec.Comman
 		return refuseDisabled()
 	}
 	cluster, _ := req.ExtValue("cluster")
-	writeTopicList(c, resp, s.routes.TopicsByCluster(cluster), "")
-	return nil
+	return s.writeTopicList(c, resp, s.routes.TopicsByCluster(cluster), "")
 }
 
 func (s *Server) handleSystemTopicList(c *remoting.Conn, req, resp *codec.Command) error {
 	topics, addr := s.routes.SystemTopicList()
-	writeTopicList(c, resp, topics, addr)
-	return nil
+	return s.writeTopicList(c, resp, topics, addr)
 }
 
 func (s *Server) unitTopicHandler(kind route.UnitKind) remoting.Handler {
@@ -79,8 +135,7 @@ func (s *Server) unitTopicHandler(kind route.UnitKind) remoting.Handler {
 		if !s.conf().EnableTopicList {
 			return refuseDisabled()
 		}
-		writeTopicList(c, resp, s.routes.UnitTopicList(kind), "")
-		return nil
+		return s.writeTopicList(c, resp, s.routes.UnitTopicList(kind), "")
 	}
 }
 

@@ -147,6 +147,10 @@ var gaugeFamilies = []metrics.Family{
 	{Name: metricsPrefix + "kv_keys", Help: "KV config entries over all namespaces.", Type: prometheus.GaugeValue},
 	{Name: metricsPrefix + "connections", Help: "Open remoting connections, TLS included.", Type: prometheus.GaugeValue},
 	{Name: metricsPrefix + "ready", Help: "1 when /readyz would answer 200.", Type: prometheus.GaugeValue},
+	{Name: metricsPrefix + "connections_refused_per_address_total", Help: "Connections closed at accept because their source address had maxConnectionsPerIP open.", Type: prometheus.CounterValue},
+	{Name: metricsPrefix + "buffered_bytes", Help: "Request and response bytes the remoting connections hold buffered (maxBufferedBytes budget).", Type: prometheus.GaugeValue},
+	{Name: metricsPrefix + "buffered_bytes_limit", Help: "The buffered-bytes budget (maxBufferedBytes).", Type: prometheus.GaugeValue},
+	{Name: metricsPrefix + "buffer_closes_total", Help: "Connections closed for the buffered-bytes budget: refused (the asker) or evicted (a larger holder).", Type: prometheus.CounterValue, Labels: []string{"reason"}},
 }
 
 // collectors are the NameServer's metrics on the admin listener: the
@@ -168,6 +172,15 @@ func (s *Server) collectGauges(e metrics.Emitter) {
 	gauge("route_cache_bytes", int(s.routes.CachedRouteBytes()))
 	gauge("kv_keys", s.kv.Len())
 	gauge("connections", s.connCount())
+	if s.remote != nil {
+		// The remoting listener's bounds (README "Limits").
+		rs := s.remote.Stats()
+		e.Emit(metricsPrefix+"connections_refused_per_address_total", float64(rs.RefusedPerIP))
+		gauge("buffered_bytes", int(rs.Budget.Used))
+		gauge("buffered_bytes_limit", int(rs.Budget.Limit))
+		e.Emit(metricsPrefix+"buffer_closes_total", float64(rs.Budget.Refused), "refused")
+		e.Emit(metricsPrefix+"buffer_closes_total", float64(rs.Budget.Evicted), "evicted")
+	}
 	up := 0
 	if s.ready() == "" {
 		up = 1

@@ -44,10 +44,9 @@ type Server struct {
 	// (handlers_config.go, notify.go).
 	admin adminState
 
-	// regSlots bounds how many registrations decode and apply at once, so a
-	// registration storm leaves cores for route queries (Java gives route
-	// queries a pool of their own for the same reason).
-	regSlots chan struct{}
+	// regSlots bounds how many registrations decode and apply at once
+	// (regslots.go).
+	regSlots *regSlots
 
 	// tls is the certificate material; nil when tls.server.mode is
 	// disabled.
@@ -128,7 +127,7 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Server, error) 
 		log:      log,
 		kv:       store,
 		stop:     make(chan struct{}),
-		regSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)),
+		regSlots: newRegSlots(runtime.GOMAXPROCS(0) / 2),
 	}
 	for _, o := range opts {
 		o(s)
@@ -143,6 +142,7 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Server, error) 
 		SupportActingMaster:               cfg.SupportActingMaster,
 		DeleteTopicWithBrokerRegistration: cfg.DeleteTopicWithBrokerRegistration,
 		MaxBrokerTimeout:                  cfg.MaxHeartbeatTimeoutMillis,
+		MaxTopics:                         cfg.MaxTopics,
 		Hook:                              s.routeStep,
 	}, s.clock)
 	s.adminHTTP = s.newAdminHTTP()
@@ -188,6 +188,8 @@ func (s *Server) listener() (*remoting.Server, error) {
 		WriteTimeout:            secondsDuration(cfg.ServerWriteTimeoutSeconds),
 		MaxPendingRequestBytes:  cfg.MaxPendingRequestBytes,
 		MaxPendingResponseBytes: cfg.MaxPendingResponseBytes,
+		MaxConnectionsPerIP:     cfg.MaxConnectionsPerIP,
+		Budget:                  remoting.NewBudget(bufferedBytes(cfg)),
 		ConnClosed:              s.onConnClosed,
 		Refused:                 s.logRefusal,
 		Observe:                 s.metrics.requests.Observe,
@@ -202,6 +204,17 @@ func (s *Server) listener() (*remoting.Server, error) {
 	}
 	s.remote = r
 	return r, nil
+}
+
+// bufferedBytes is the buffered-bytes budget: maxBufferedBytes, or by
+// default a share of the Go memory limit (remoting.DefaultBudgetBytes) but
+// room for two frames of frameMaxLength at least (a frame being read is
+// charged twice its size).
+func bufferedBytes(cfg *config.Config) int64 {
+	if cfg.MaxBufferedBytes > 0 {
+		return int64(cfg.MaxBufferedBytes)
+	}
+	return max(remoting.DefaultBudgetBytes(), 4*int64(cfg.FrameMaxLength))
 }
 
 // onConnClosed unregisters every broker whose latest registration came

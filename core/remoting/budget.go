@@ -1,0 +1,369 @@
+// budget.go holds the process-wide budget for buffered request and
+// response bytes, the account each connection keeps against it, and the
+// hooks that charge those accounts where a connection buffers bytes.
+
+package remoting
+
+import (
+	"math"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Budget bounds the bytes all connections of a process (every listener
+// given the same Budget) hold buffered: frames being received, requests
+// read but not yet released, replies not yet sent. netpoll reads whatever
+// a peer sends, so a peer that declares a 16 MiB frame and sends it slowly,
+// or pipelines requests and never reads the replies, makes the process
+// hold what it sent; without a bound, a few hundred such peers exhaust
+// memory.
+//
+// A connection's account is set, not added to: each hook says how many
+// bytes the connection holds (or is about to receive) now. A charge that
+// does not fit closes connections holding more than the one asking, the
+// largest first, when that makes room; otherwise the one asking is
+// refused (and closed by its hook). A small request thus always gets
+// through at the cost of the largest holders, and a large one cannot push
+// out smaller ones. Amounts below budgetMinCharge are not charged: they
+// stay off the budget's lock on the common path, and bound what they can
+// hold by the connection count (see README "Limits").
+//
+// A Budget is safe for concurrent use.
+type Budget struct {
+	limit int64
+
+	mu      sync.Mutex
+	used    int64
+	holders map[*account]struct{} // accounts with cur > 0
+
+	refused atomic.Int64
+	evicted atomic.Int64
+	// logAt and logged rate-limit the over-budget log line.
+	logAt  atomic.Int64
+	logged atomic.Int64
+}
+
+// budgetMinCharge is the smallest amount charged; see Budget.
+const budgetMinCharge = 16 << 10
+
+// inputCost is what n request bytes in netpoll's input buffer cost in
+// memory, as charged. netpoll reads into nodes as large as the most the
+// connection has held (up to mallocMax), so besides the data there is
+// the node being filled, up to that size again; and a frame that spans
+// nodes is copied into one piece when it is read, which doubles it. So:
+// the data, plus the larger of itself and the connection's peak (capped).
+// It runs on the connection's goroutine and on its flush watch.
+func (c *Conn) inputCost(n int) int {
+	if n == 0 {
+		return 0
+	}
+	peak := c.inPeak.Load()
+	if int64(n) > peak {
+		c.inPeak.CompareAndSwap(peak, int64(n))
+		peak = int64(n)
+	}
+	return n + max(n, int(min(peak, netpollMallocMax)))
+}
+
+// netpollMallocMax is netpoll's largest input node (its mallocMax).
+const netpollMallocMax = 8 << 20
+
+// NewBudget is a budget of limit bytes; limit <= 0 is no bound (nil).
+func NewBudget(limit int64) *Budget {
+	if limit <= 0 {
+		return nil
+	}
+	return &Budget{limit: limit, holders: make(map[*account]struct{})}
+}
+
+// DefaultBudgetBytes is the budget when no setting gives one: a quarter of
+// the Go memory limit (GOMEMLIMIT, or what the program set), leaving the
+// rest to the route table, the KV store and the runtime's own overhead;
+// without a memory limit, 256 MiB. Never below 64 MiB, so that a few
+// frames of the default 16 MiB maximum fit.
+func DefaultBudgetBytes() int64 {
+	const floor, unset = 64 << 20, 256 << 20
+	lim := debug.SetMemoryLimit(-1) // reads the limit without changing it
+	if lim <= 0 || lim == math.MaxInt64 {
+		return unset
+	}
+	return max(lim/4, floor)
+}
+
+// BudgetStats is what a budget counts, for metrics.
+type BudgetStats struct {
+	Limit, Used int64
+	// Refused counts charges refused (each closed its connection);
+	// Evicted counts connections closed to make room for a smaller one.
+	Refused, Evicted int64
+}
+
+// Stats reads the budget's counts; a nil Budget reads zero.
+func (b *Budget) Stats() BudgetStats {
+	if b == nil {
+		return BudgetStats{}
+	}
+	b.mu.Lock()
+	used := b.used
+	b.mu.Unlock()
+	return BudgetStats{Limit: b.limit, Used: used, Refused: b.refused.Load(), Evicted: b.evicted.Load()}
+}
+
+// account is one connection's share of a budget. cur and evicted are
+// guarded by the budget's mu; mirror repeats cur for lock-free reads on
+// the request path.
+type account struct {
+	cur     int64
+	evicted bool
+	mirror  atomic.Int64
+	// evict closes the connection; it runs outside the budget's lock.
+	evict func()
+}
+
+// set makes a's charge n bytes and reports whether it fits; victims are
+// the accounts emptied to make room, whose connections the caller closes.
+// An evicted account is refused every charge but zero.
+func (b *Budget) set(a *account, n int64) (ok bool, victims []*account) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if n <= a.cur {
+		b.put(a, n)
+		return true, nil
+	}
+	if a.evicted {
+		return false, nil
+	}
+	need := b.used - a.cur + n - b.limit
+	if need <= 0 {
+		b.put(a, n)
+		return true, nil
+	}
+	// Only accounts larger than a's new charge give way, largest first.
+	var larger []*account
+	var room int64
+	for h := range b.holders {
+		if h != a && h.cur > n {
+			larger = append(larger, h)
+			room += h.cur
+		}
+	}
+	if room < need {
+		b.refused.Add(1)
+		return false, nil
+	}
+	slices.SortFunc(larger, func(x, y *account) int {
+		switch {
+		case x.cur > y.cur:
+			return -1
+		case x.cur < y.cur:
+			return 1
+		}
+		return 0
+	})
+	for _, v := range larger {
+		if need <= 0 {
+			break
+		}
+		need -= v.cur
+		b.put(v, 0)
+		v.evicted = true
+		victims = append(victims, v)
+	}
+	b.evicted.Add(int64(len(victims)))
+	b.put(a, n)
+	return true, victims
+}
+
+// put moves a's charge to n; b.mu is held.
+func (b *Budget) put(a *account, n int64) {
+	b.used += n - a.cur
+	a.cur = n
+	a.mirror.Store(n)
+	if n == 0 {
+		delete(b.holders, a)
+	} else {
+		b.holders[a] = struct{}{}
+	}
+}
+
+// charge sets c's account to n bytes (nothing below budgetMinCharge) and
+// reports whether the connection may go on; on false it has been closed.
+// Connections closed to make room are closed here too, and the first
+// refusal or eviction of each second is logged with the counts since the
+// previous line.
+func (s *Server) charge(c *Conn, n int, why string) bool {
+	b := s.budget
+	if b == nil {
+		return true
+	}
+	if n < budgetMinCharge {
+		n = 0
+		if c.acct.mirror.Load() == 0 {
+			return true
+		}
+	}
+	ok, victims := b.set(&c.acct, int64(n))
+	for _, v := range victims {
+		v.evict()
+	}
+	if ok && len(victims) == 0 {
+		return true
+	}
+	b.logged.Add(1)
+	now := time.Now().UnixMilli()
+	if last := b.logAt.Load(); now-last >= 1000 && b.logAt.CompareAndSwap(last, now) {
+		st := b.Stats()
+		s.log.Warn("closing connections: buffered bytes over budget", "peer", c.peer, "wanted_bytes", n, "for", why,
+			"budget_bytes", st.Limit, "used_bytes", st.Used, "closed_since_last_line", b.logged.Swap(0),
+			"refused_total", st.Refused, "evicted_total", st.Evicted, "setting", "maxBufferedBytes")
+	}
+	if !ok {
+		c.Close()
+	}
+	return ok
+}
+
+// abort closes c so that netpoll stops reading from it at once: a plain
+// Close of a connection whose handler is running takes effect only when
+// the handler returns, and until then the poller keeps buffering what the
+// peer sends. The socket is shut down first. Only the watch may call it,
+// while the connection is held in a flush or a blocking wait: the
+// descriptor is then certain to be the connection's (netpoll closes it
+// only after the handler has returned). On the connection's own goroutine
+// a Close is enough: the handler returns at once.
+func (c *Conn) abort() {
+	if f, ok := c.nc.(interface{ Fd() int }); ok {
+		syscall.Shutdown(f.Fd(), syscall.SHUT_RDWR)
+	}
+	c.Close()
+}
+
+// chargeBatch charges, between two requests of a batch, what c holds:
+// the requests read since the last flush and those still unread (n), and
+// the replies not yet flushed. It reports false when c was closed.
+func (s *Server) chargeBatch(c *Conn, n int) bool {
+	held := c.inputCost(n+c.consumed) + c.pending
+	if held < budgetMinCharge || int64(held) <= c.acct.mirror.Load() {
+		return true
+	}
+	return s.charge(c, held, "pipelined requests")
+}
+
+// uncharge empties c's account, when its connection ends.
+func (s *Server) uncharge(c *Conn) {
+	if s.budget != nil && c.acct.mirror.Load() != 0 {
+		s.budget.set(&c.acct, 0)
+	}
+}
+
+// reserveFrame charges, before waiting for the rest of a frame, the whole
+// frame its length prefix declares: netpoll will buffer all of it,
+// however slowly the peer sends. It waits for the prefix first (at most
+// the idle timeout, as any partial read). It reports false when the
+// connection was closed; a prefix that does not arrive or declares more
+// than the frame limit is left to the read that follows, which fails on
+// it as before.
+func (s *Server) reserveFrame(c *Conn, r interface{ Peek(int) ([]byte, error) }) bool {
+	if s.budget == nil {
+		return true
+	}
+	p, err := r.Peek(4)
+	if err != nil {
+		return true
+	}
+	n := 4 + int(uint32(p[0])<<24|uint32(p[1])<<16|uint32(p[2])<<8|uint32(p[3]))
+	if n > s.maxFrame {
+		return true
+	}
+	// What the connection held before was flushed and released: the
+	// frame is all it holds now.
+	return s.charge(c, c.inputCost(n), "frame")
+}
+
+// watchEvery is how often a flush that has not finished looks at what the
+// poller buffered meanwhile: netpoll reads a peer's requests while its
+// replies wait for the peer to read them, and one second is hundreds of
+// megabytes on loopback. The first look comes after watchSoon, and so
+// does the next while the input grew by watchFast or more since the last
+// look: at loopback speed 10 ms are some 15 MB.
+const (
+	watchEvery = 10 * time.Millisecond
+	watchSoon  = time.Millisecond
+	watchFast  = 1 << 20
+)
+
+// beginFlush arms the watch of a netpoll connection's flush (endFlush
+// disarms it): while the flush blocks, the input netpoll buffers is
+// charged beside held (what the flush holds already), and the connection
+// closed when it passes MaxPendingRequestBytes or the budget.
+func (c *Conn) beginFlush(held int) {
+	if c.watch == nil {
+		return
+	}
+	c.flushPending.Store(int64(held))
+	// Written before flushing is set; the watch reads it only after
+	// seeing flushing set.
+	c.watchSeen = c.in.Len()
+	c.flushing.Store(true)
+	c.watch.Reset(watchSoon)
+}
+
+func (c *Conn) endFlush() {
+	if c.watch == nil {
+		return
+	}
+	// Under watchMu: a running watch finishes first, so it never acts on
+	// a connection whose handler has returned (abort).
+	c.watchMu.Lock()
+	c.flushing.Store(false)
+	c.watchMu.Unlock()
+	c.watch.Stop()
+}
+
+// BeginBlocking tells the listener that the handler is about to wait (for
+// a slot, a lock held by others): netpoll goes on reading the peer's
+// requests meanwhile, so the input is watched as during a blocked flush
+// until EndBlocking. Only the handler may call it, during its call; TLS
+// connections, which read only when asked, need neither.
+func (c *Conn) BeginBlocking() {
+	held := c.pending
+	if c.srv.budget != nil {
+		held += c.inputCost(c.consumed)
+	}
+	c.beginFlush(held)
+}
+
+// EndBlocking ends what BeginBlocking began.
+func (c *Conn) EndBlocking() { c.endFlush() }
+
+// watchFlush runs on the timer's goroutine while c's flush blocks.
+func (s *Server) watchFlush(c *Conn) {
+	c.watchMu.Lock()
+	defer c.watchMu.Unlock()
+	if !c.flushing.Load() {
+		return
+	}
+	n := c.in.Len()
+	if limit := s.limits.maxIn; limit > 0 && n > limit {
+		s.log.Warn("closing connection: too many unread request bytes", "peer", c.peer,
+			"buffered_bytes", n, "limit", limit, "setting", "maxPendingRequestBytes")
+		c.abort()
+		return
+	}
+	if want := c.inputCost(n) + int(c.flushPending.Load()); int64(want) > c.acct.mirror.Load() {
+		if !s.charge(c, want, "input while the connection is blocked") {
+			c.abort()
+			return
+		}
+	}
+	next := watchEvery
+	if n-c.watchSeen >= watchFast {
+		next = watchSoon
+	}
+	c.watchSeen = n
+	c.watch.Reset(next)
+}

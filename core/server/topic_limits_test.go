@@ -1,0 +1,61 @@
+// topic_limits_test.go checks maxTopicsPerBroker and maxTopics over the
+// wire: a registration past either is refused with a remark naming the
+// setting, and the routes already held are untouched.
+
+package server
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/rocketns/rocketns/codec"
+	"github.com/rocketns/rocketns/codec/body"
+)
+
+func TestRegistrationTopicLimits(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.MaxTopicsPerBroker = 1000
+	cfg.MaxTopics = 1500
+	s, _ := startServer(t, cfg)
+	w := dialWire(t, s.Addr())
+	register := func(broker, prefix string, topics int, compressed bool, opaque int32) *codec.Command {
+		t.Helper()
+		rb := &body.RegisterBroker{FilterServerList: []string{}, DataVersion: body.DataVersion{Counter: 1, Timestamp: 1700000000000}}
+		for i := 0; i < topics; i++ {
+			rb.Topics = append(rb.Topics, body.TopicConfig{TopicName: fmt.Sprintf("%s%05d", prefix, i), ReadQueueNums: 4,
+				WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"})
+		}
+		b, err := body.EncodeRegisterBroker(rb, compressed, 479)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := request(codec.RegisterBroker, opaque, "brokerName", broker, "brokerAddr", "10.0.0.1:1"+broker, "clusterName", "c",
+			"haServerAddr", "", "brokerId", "0", "enableActingMaster", "false", "compressed", fmt.Sprint(compressed), "bodyCrc32", "0")
+		req.Body = b
+		return w.Call(req)
+	}
+	route := func(topic string) int32 {
+		return w.Call(request(codec.GetRouteInfoByTopic, 99, "topic", topic)).Code
+	}
+	for i, compressed := range []bool{true, false} {
+		r := register("9", "X", 1001, compressed, int32(10+i))
+		if r.Code != codec.SystemError || !strings.Contains(r.Remark, "1001 topics") || !strings.Contains(r.Remark, "maxTopicsPerBroker") {
+			t.Fatalf("1001 topics, compressed %v: code %d %q", compressed, r.Code, r.Remark)
+		}
+	}
+	if r := register("1", "A", 1000, true, 1); r.Code != codec.Success {
+		t.Fatalf("1000 topics: code %d %q", r.Code, r.Remark)
+	}
+	r := register("2", "B", 1000, true, 2)
+	if r.Code != codec.SystemError || !strings.Contains(r.Remark, "at most 1500 topics (maxTopics)") {
+		t.Fatalf("past maxTopics: code %d %q", r.Code, r.Remark)
+	}
+	if route("B00000") != codec.TopicNotExist || route("A00999") != codec.Success {
+		t.Fatal("a refused registration changed the routes")
+	}
+	// Topics the table holds cost nothing: b may serve a's.
+	if r := register("2", "A", 1000, false, 3); r.Code != codec.Success {
+		t.Fatalf("shared topics: code %d %q", r.Code, r.Remark)
+	}
+}
