@@ -50,10 +50,13 @@ type controllerNode struct {
 // newControllerNode builds the node cfg describes. admin, when set, is the
 // NameServer's admin listener, which gets the node's metrics, readiness
 // and status page (at /controller); otherwise the node gets a listener of
-// its own on adminListen, with its status page at /.
-func newControllerNode(cfg *config.Config, k *config.Controller, log *slog.Logger, admin *adminhttp.Server) (*controllerNode, error) {
+// its own on adminListen, with its status page at /. budget, when set, is
+// the NameServer's buffered-bytes budget, shared with the broker port.
+func newControllerNode(cfg *config.Config, k *config.Controller, log *slog.Logger, admin *adminhttp.Server, budget *remoting.Budget) (*controllerNode, error) {
 	sc := ctlserver.FromConfig(k)
 	sc.Logger = log
+	sc.MaxConnectionsPerIP = cfg.MaxConnectionsPerIP
+	sc.Budget = budget
 	sc.Settings = ctlserver.NewFileConfig(&sc, k.StartupProperties(), k.ConfigStorePath, k.ConfigBlackList)
 	n := &controllerNode{log: log, bind: cfg.BindAddress, stop: make(chan struct{})}
 	var err error
@@ -281,7 +284,7 @@ func runController(args, environ []string, stdout, stderr io.Writer, signals <-c
 	if err != nil {
 		return fail(1, err)
 	}
-	node, err := newControllerNode(cfg, k, log, nil)
+	node, err := newControllerNode(cfg, k, log, nil, nil)
 	if err != nil {
 		log.Error("cannot initialise the controller; fix the cause and start again", "err", err)
 		return 1

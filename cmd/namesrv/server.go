@@ -28,7 +28,7 @@ func newServer(cfg *config.Config, log *slog.Logger) (nameServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("enableControllerInNamesrv: %w", err)
 	}
-	node, err := newControllerNode(cfg, k, log.With("component", "controller"), s.Admin())
+	node, err := newControllerNode(cfg, k, log.With("component", "controller"), s.Admin(), s.Budget())
 	if err != nil {
 		return nil, fmt.Errorf("enableControllerInNamesrv: %w", err)
 	}

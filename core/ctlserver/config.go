@@ -85,6 +85,14 @@ type Config struct {
 	// remoting.Options); zero is the remoting default.
 	MaxFrame       int
 	MaxConnections int
+	// MaxConnectionsPerIP caps the connections from one source address
+	// (remoting.Options); zero is no cap.
+	MaxConnectionsPerIP int
+	// Budget bounds the bytes buffered for the broker-facing connections;
+	// embedded, it is the NameServer's, so the process keeps one bound.
+	// Nil is a budget of its own: remoting.DefaultBudgetBytes, at least
+	// four frames of MaxFrame.
+	Budget *remoting.Budget
 	// TLS, when set, serves TLS on the broker-facing port beside
 	// plaintext (raft connections are always plaintext).
 	TLS *remoting.TLS

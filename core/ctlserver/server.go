@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/core/controller"
 	"github.com/rocketns/rocketns/core/metrics"
 	"github.com/rocketns/rocketns/core/raftnode"
@@ -138,20 +139,25 @@ func (s *Server) Start() (err error) {
 		}
 	}()
 	opts := remoting.Options{
-		Addr:           s.cfg.listenAddr(self.ServeAddr),
-		Log:            s.log,
-		Routes:         s.routes(),
-		Version:        s.cfg.ReplyVersion,
-		JSONReplies:    true,
-		MaxFrame:       s.cfg.MaxFrame,
-		MaxConnections: s.cfg.MaxConnections,
-		TLS:            s.cfg.TLS,
-		ConnClosed:     s.connClosed,
-		Observe:        s.observe,
-		Events:         s.listener.Events(),
+		Addr:                s.cfg.listenAddr(self.ServeAddr),
+		Log:                 s.log,
+		Routes:              s.routes(),
+		Version:             s.cfg.ReplyVersion,
+		JSONReplies:         true,
+		MaxFrame:            s.cfg.MaxFrame,
+		MaxConnections:      s.cfg.MaxConnections,
+		TLS:                 s.cfg.TLS,
+		Budget:              s.cfg.Budget,
+		MaxConnectionsPerIP: s.cfg.MaxConnectionsPerIP,
+		ConnClosed:          s.connClosed,
+		Observe:             s.observe,
+		Events:              s.listener.Events(),
 	}
 	if s.cfg.IdleTimeout > 0 {
 		opts.IdleTimeout = s.cfg.IdleTimeout
+	}
+	if opts.Budget == nil {
+		opts.Budget = remoting.NewBudget(max(remoting.DefaultBudgetBytes(), 4*int64(max(s.cfg.MaxFrame, codec.DefaultMaxFrame))))
 	}
 	if m.Style == membership.JRaft {
 		if s.stream, err = raftnode.ListenStream(s.cfg.listenAddr(self.RaftAddr), self.RaftAddr, s.log); err != nil {

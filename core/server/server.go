@@ -37,6 +37,9 @@ type Server struct {
 	// remote is the remoting listener, built by Start (or by a test's
 	// pipe) from the dispatch table.
 	remote *remoting.Server
+	// budget bounds the bytes the remoting connections buffer; built by
+	// New so that an embedded controller's port can share it.
+	budget *remoting.Budget
 
 	started time.Time
 
@@ -145,6 +148,7 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Server, error) 
 		MaxTopics:                         cfg.MaxTopics,
 		Hook:                              s.routeStep,
 	}, s.clock)
+	s.budget = remoting.NewBudget(bufferedBytes(cfg))
 	s.adminHTTP = s.newAdminHTTP()
 	return s, nil
 }
@@ -189,7 +193,7 @@ func (s *Server) listener() (*remoting.Server, error) {
 		MaxPendingRequestBytes:  cfg.MaxPendingRequestBytes,
 		MaxPendingResponseBytes: cfg.MaxPendingResponseBytes,
 		MaxConnectionsPerIP:     cfg.MaxConnectionsPerIP,
-		Budget:                  remoting.NewBudget(bufferedBytes(cfg)),
+		Budget:                  s.budget,
 		ConnClosed:              s.onConnClosed,
 		Refused:                 s.logRefusal,
 		Observe:                 s.metrics.requests.Observe,
@@ -205,6 +209,11 @@ func (s *Server) listener() (*remoting.Server, error) {
 	s.remote = r
 	return r, nil
 }
+
+// Budget is the buffered-bytes budget of the remoting port, for another
+// listener of the process (an embedded controller) to share, so that
+// maxBufferedBytes bounds the process and not each port.
+func (s *Server) Budget() *remoting.Budget { return s.budget }
 
 // bufferedBytes is the buffered-bytes budget: maxBufferedBytes, or by
 // default a share of the Go memory limit (remoting.DefaultBudgetBytes) but
