@@ -147,18 +147,6 @@ func single(t testing.TB, edit func(*Config), prepare ...func(*Server)) *Server 
 	return s
 }
 
-// waitFor polls cond for up to 30 s.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // call sends req on a fresh connection to s and returns the reply.
 func call(t testing.TB, s *Server, req *codec.Command) *codec.Command {
 	t.Helper()
@@ -166,3 +154,9 @@ func call(t testing.TB, s *Server, req *codec.Command) *codec.Command {
 }
 
 var request = remotingtest.Request
+
+// waitFor polls cond (remotingtest.WaitFor).
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	remotingtest.WaitFor(t, what, cond)
+}

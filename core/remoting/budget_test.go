@@ -67,31 +67,6 @@ func TestBudgetAccounting(t *testing.T) {
 	}
 }
 
-// frameOf is a whole echo request whose body makes the frame size bytes
-// long.
-func frameOf(t *testing.T, opaque int32, size int) []byte {
-	t.Helper()
-	req := request(codeEcho, opaque, "v", "big")
-	head := len(codec.AppendFrame(nil, req))
-	req.Body = bytes.Repeat([]byte{'x'}, size-head)
-	out := codec.AppendFrame(nil, req)
-	if len(out) != size {
-		t.Fatalf("frame of %d bytes, want %d", len(out), size)
-	}
-	return out
-}
-
-// waitFor polls cond until it holds; the deadline only ends a test that
-// would otherwise hang.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for end := time.Now().Add(20 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
-
 // Peers that send all but the end of a large frame: each declared frame is
 // reserved before its body is waited for. One that does not fit is closed
 // when nobody larger holds the budget, and makes the largest holder go when
@@ -104,14 +79,14 @@ func TestBudgetReservesDeclaredFrames(t *testing.T) {
 	used := func() int64 { return s.Stats().Budget.Used }
 	partial := func(opaque int32, size int) (*remotingtest.Wire, []byte) {
 		w := dial(t, s)
-		f := frameOf(t, opaque, size)
+		f := remotingtest.Padded(t, request(codeEcho, opaque, "v", "big"), size)
 		// A refused connection is shut while this is being written.
 		w.NC.Write(f[:len(f)-16])
 		return w, f[len(f)-16:]
 	}
 
 	a, _ := partial(1, 2*mib)
-	waitFor(t, "a's frame reserved", func() bool { return used() == 4*mib })
+	remotingtest.WaitFor(t, "a's frame reserved", func() bool { return used() == 4*mib })
 
 	b, _ := partial(2, 2*mib)
 	if !b.ClosedByPeer() {
@@ -133,12 +108,12 @@ func TestBudgetReservesDeclaredFrames(t *testing.T) {
 	if !a.ClosedByPeer() {
 		t.Fatal("the largest holder was not closed for a smaller frame")
 	}
-	waitFor(t, "c's frame reserved", func() bool { return used() == 3*mib })
+	remotingtest.WaitFor(t, "c's frame reserved", func() bool { return used() == 3*mib })
 	c.SendRaw(rest)
 	if resp := c.MustRecv(); resp.Remark != "big" || resp.Opaque != 4 {
 		t.Fatalf("c answered %q opaque %d", resp.Remark, resp.Opaque)
 	}
-	waitFor(t, "c's reservation released", func() bool { return used() == 0 })
+	remotingtest.WaitFor(t, "c's reservation released", func() bool { return used() == 0 })
 
 	st := s.Stats().Budget
 	if st.Refused != 1 || st.Evicted != 1 {
@@ -216,7 +191,7 @@ func TestMaxConnectionsPerIPRefusesBeyondTheLimit(t *testing.T) {
 	if w3 := dial(t, s); !w3.ClosedByPeer() {
 		t.Fatal("third loopback connection served with MaxConnectionsPerIP=2")
 	}
-	waitFor(t, "refusal counted", func() bool { return s.Stats().RefusedPerIP == 1 })
+	remotingtest.WaitFor(t, "refusal counted", func() bool { return s.Stats().RefusedPerIP == 1 })
 	if st := s.Stats(); st.RefusedConns != 1 || st.Conns != 2 {
 		t.Fatalf("stats %+v, want 1 refused and 2 connections", st)
 	}

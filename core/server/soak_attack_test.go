@@ -240,7 +240,7 @@ func TestSoakAttacks(t *testing.T) {
 	began := time.Now()
 
 	// 1. Connections that send all but the last 16 bytes of a 16 MiB frame.
-	big := frameOfSize(t, cfg.FrameMaxLength)
+	big := remotingtest.Padded(t, request(codec.GetRouteInfoByTopic, 7, "topic", "x"), cfg.FrameMaxLength)
 	var attackers []net.Conn
 	var awg sync.WaitGroup
 	for i := 0; i < size.partial; i++ {
@@ -297,7 +297,7 @@ func TestSoakAttacks(t *testing.T) {
 		nc.Write(codec.AppendFrame(nil, request(codec.GetRouteInfoByTopic, int32(i), "topic", topic(0, 0))))
 		flood = append(flood, nc)
 	}
-	waitCond(t, "per-address refusals", func() bool {
+	remotingtest.WaitFor(t, "per-address refusals", func() bool {
 		return s.remote.Stats().RefusedPerIP >= int64(size.flood-cfg.MaxConnectionsPerIP)
 	})
 	for _, nc := range flood {
@@ -397,28 +397,5 @@ func TestSoakAttacks(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("server log:\n%s", logs)
-	}
-}
-
-// frameOfSize is a whole route query padded to size bytes.
-func frameOfSize(t *testing.T, size int) []byte {
-	t.Helper()
-	req := request(codec.GetRouteInfoByTopic, 7, "topic", "x")
-	head := len(codec.AppendFrame(nil, req))
-	req.Body = make([]byte, size-head)
-	f := codec.AppendFrame(nil, req)
-	if len(f) != size {
-		t.Fatalf("frame of %d bytes, want %d", len(f), size)
-	}
-	return f
-}
-
-// waitCond polls cond; the deadline only ends a test that would hang.
-func waitCond(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for end := time.Now().Add(30 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
 	}
 }

@@ -1,0 +1,39 @@
+// helpers.go holds small test helpers shared by the listener's and the
+// servers' tests: frames padded to an exact size, and polling a condition.
+
+package remotingtest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/rocketns/rocketns/codec"
+)
+
+// Padded is req framed with a body that makes the whole frame size bytes
+// long (req.Body is replaced).
+func Padded(t testing.TB, req *codec.Command, size int) []byte {
+	t.Helper()
+	req.Body = nil
+	head := len(codec.AppendFrame(nil, req))
+	if size < head {
+		t.Fatalf("frame of %d bytes asked, the header alone takes %d", size, head)
+	}
+	req.Body = make([]byte, size-head)
+	f := codec.AppendFrame(nil, req)
+	if len(f) != size {
+		t.Fatalf("frame of %d bytes, want %d", len(f), size)
+	}
+	return f
+}
+
+// WaitFor polls cond every 5 ms until it holds; the 30 s deadline only
+// ends a test that would otherwise hang, it is not a timing assertion.
+func WaitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(30 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
