@@ -4,6 +4,7 @@ go 1.26
 
 require (
 	github.com/VictoriaMetrics/metrics v1.45.0
+	github.com/bytedance/gopkg v0.1.3
 	github.com/bytedance/sonic v1.15.5
 	github.com/cespare/xxhash/v2 v2.3.0
 	github.com/cloudwego/netpoll v0.7.2
@@ -18,7 +19,6 @@ require (
 )
 
 require (
-	github.com/bytedance/gopkg v0.1.3 // indirect
 	github.com/bytedance/sonic/loader v0.5.3 // indirect
 	github.com/cloudwego/base64x v0.1.6 // indirect
 	github.com/cloudwego/gopkg v0.1.4 // indirect
