@@ -153,6 +153,8 @@ func runCompare(ctx context.Context, o Options, r *Report) (err error) {
 	}
 	qps := map[key][]float64{}
 	ratio := map[key][]float64{}
+	cpuNs := map[key][]float64{}
+	userShare := map[key][]float64{}
 	for round := range rounds {
 		for _, conns := range o.Conns {
 			for _, depth := range o.Depth {
@@ -163,11 +165,24 @@ func runCompare(ctx context.Context, o Options, r *Report) (err error) {
 						return ctx.Err()
 					}
 					label := fmt.Sprintf("%s r%d", t.Name, round+1)
+					cpu0, cerr := ReadCPUTime(t.pid)
 					res, err := runLoad(ctx, o, label, t.addr, topics, conns, depth, nil)
 					if err != nil {
 						return err
 					}
+					cpu1, cerr1 := ReadCPUTime(t.pid)
 					row := LoadRow(label, res)
+					if cerr == nil && cerr1 == nil && res.Requests > 0 {
+						// CPU per request is what the server spent, whatever
+						// else shared its core: the figure busy machines
+						// distort least.
+						k := key{t.Name, conns, depth}
+						ns := float64(cpu1.RunNs-cpu0.RunNs) / float64(res.Requests)
+						cpuNs[k] = append(cpuNs[k], ns)
+						if ticks := (cpu1.UserTicks - cpu0.UserTicks) + (cpu1.SysTicks - cpu0.SysTicks); ticks > 0 {
+							userShare[k] = append(userShare[k], float64(cpu1.UserTicks-cpu0.UserTicks)/float64(ticks))
+						}
+					}
 					noteErr(r, label, res)
 					rowAt[t.Name] = len(r.Rows)
 					r.Rows = append(r.Rows, row)
@@ -191,6 +206,16 @@ func runCompare(ctx context.Context, o Options, r *Report) (err error) {
 				lo, hi := minMax(qps[k])
 				r.Add(base+"_qps_min", lo, "/s")
 				r.Add(base+"_qps_max", hi, "/s")
+				if v := cpuNs[k]; len(v) > 0 {
+					lo, hi := minMax(v)
+					r.Add(base+"_server_cpu_per_req_min", lo, "ns")
+					r.Add(base+"_server_cpu_per_req_max", hi, "ns")
+				}
+				if v := userShare[k]; len(v) > 0 {
+					lo, hi := minMax(v)
+					r.Add(base+"_server_user_share_min", lo, "of cpu")
+					r.Add(base+"_server_user_share_max", hi, "of cpu")
+				}
 				if rs := ratio[k]; len(rs) > 0 && t.Name != EchoNetpoll {
 					lo, hi := minMax(rs)
 					r.Add(base+"_vs_"+EchoNetpoll+"_min", lo, "x")
