@@ -173,6 +173,13 @@ func FuzzJSONHeader(f *testing.F) {
 		`{"code":0123}`, `{"code":1e3}`, `{"code":1.0}`, `{"code":999999999,"flag":1000000000,"opaque":2147483648}`,
 		`{"codex":1,"code\u0000":2,"cod":3,"code":4}`, `{"code":7 ,"flag":8` + "\t" + `,"opaque":9` + "\n}",
 		`{"extFields":{"topic":"abcdefghijklmnopqrstuvw\"xyz"},"remark":"0123456789abcdef\\"}`,
+		// The fast path's layout and near misses of it.
+		`{"code":105,"extFields":{"topic":"BenchTopic-0000042"},"flag":0,"language":"JAVA","opaque":1000000042,"serializeTypeCurrentRPC":"JSON","version":479}`,
+		`{"code":105,"extFields":{"a":"1","b":"","a":"3"},"flag":0,"language":"GO","opaque":2147483647,"serializeTypeCurrentRPC":"JSON","version":0}`,
+		`{"code":105,"extFields":{},"flag":0,"language":"X","opaque":0,"serializeTypeCurrentRPC":"JSON","version":1}`,
+		`{"code":1,"flag":0,"language":"JAVA","opaque":2147483648,"serializeTypeCurrentRPC":"JSON","version":1}`,
+		`{"code":1,"flag":0,"language":"JAVA","opaque":1,"remark":"r","serializeTypeCurrentRPC":"JSON","version":1}`,
+		`{"code":1,"extFields":{"k":"v\u0041"},"flag":0,"language":"JAVA","opaque":1,"serializeTypeCurrentRPC":"JSON","version":1} `,
 	} {
 		f.Add([]byte(s))
 	}

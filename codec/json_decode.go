@@ -32,6 +32,9 @@ func (s *jsonScanner) fail(format string, args ...any) error {
 }
 
 func decodeJSONHeader(h []byte, c *Command) error {
+	if fastPaths && decodeLayout(h, c) {
+		return nil
+	}
 	s := jsonScanner{buf: h, c: c}
 	return s.header()
 }
@@ -290,8 +293,8 @@ func keyKindOf(key string) int {
 	return keySkip
 }
 
-// fastPaths switches off knownKey and the int32 shortcut, so tests can
-// check that they change nothing.
+// fastPaths switches off decodeLayout, knownKey and the int32 shortcut, so
+// tests can check that they change nothing.
 var fastPaths = true
 
 // knownKey moves past the key at s.pos when it is one of headerKeys written
