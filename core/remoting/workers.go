@@ -9,9 +9,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"runtime"
 	"runtime/debug"
-	"sync/atomic"
+	"sync"
 
 	"github.com/bytedance/gopkg/util/gopool"
 	"github.com/cloudwego/netpoll"
@@ -26,47 +25,57 @@ func init() {
 	}
 }
 
-// maxIdleWorkers bounds the workers kept waiting. A wake-up of the poller
-// hands out a task per ready connection, so a worker per connection that is
-// busy at the same time is needed; fewer kept means new goroutines growing
-// their stacks again under load. After a burst of that many connections at
-// once they hold a few KiB of stack each (the GC shrinks idle stacks).
+// maxIdleWorkers bounds the workers kept waiting. After a burst of that many
+// connections blocked at once they hold a few KiB of stack each (the GC
+// shrinks idle stacks).
 const maxIdleWorkers = 1024
 
 // pool runs the tasks of every listener of the process.
-var pool = &workers{tasks: make(chan func()), maxIdle: maxIdleWorkers}
+var pool = newWorkers(maxIdleWorkers)
 
-// workers runs the connection tasks of this package's listeners. A task is
-// handed to an idle worker when one waits, else a new worker starts; a
-// worker that finds more than maxIdle others idle exits, so a burst of
-// blocked connections leaves at most maxIdle goroutines behind. When no
-// listener is serving none is kept: no goroutine outlives the last
-// Shutdown.
+// workers runs the connection tasks of this package's listeners from one
+// queue. A worker takes tasks one after the other on its warm stack, the way
+// netpoll's pool drains its queue: the tasks of one poller wake-up mostly
+// run back to back on one goroutine rather than each on its own. Whenever a
+// task is queued, or a worker takes one while more wait, at least one other
+// worker is free (woken, started, or between tasks), so a task that blocks
+// (a partial frame, a slow peer) never holds up the queue behind it. A
+// waiting worker beyond maxIdle exits; when no listener is serving none is
+// kept, so no goroutine outlives the last Shutdown.
 type workers struct {
-	tasks   chan func() // a nil task tells a waiting worker to exit
-	idle    atomic.Int32
-	maxIdle int32
-	serving atomic.Int32 // listeners started and not shut down
+	mu      sync.Mutex
+	wake    *sync.Cond
+	queue   []func()
+	head    int
+	free    int // workers started or woken that have not taken a task yet, or between tasks
+	waiting int // workers parked in wake.Wait
+	signals int // of those, woken for a task and already counted free
+	maxIdle int
+	serving int // listeners started and not shut down
+}
+
+func newWorkers(maxIdle int) *workers {
+	w := &workers{maxIdle: maxIdle}
+	w.wake = sync.NewCond(&w.mu)
+	return w
 }
 
 // start counts a listener that began serving.
-func (w *workers) start() { w.serving.Add(1) }
+func (w *workers) start() {
+	w.mu.Lock()
+	w.serving++
+	w.mu.Unlock()
+}
 
 // stop counts a listener shut down; after the last one the waiting workers
-// exit. A worker counts itself idle before it looks at serving, and stop
-// looks at idle after serving, so each worker either sees no listener
-// left and exits or is counted here and told to.
+// exit.
 func (w *workers) stop() {
-	if w.serving.Add(-1) > 0 {
-		return
+	w.mu.Lock()
+	w.serving--
+	if w.serving <= 0 {
+		w.wake.Broadcast()
 	}
-	for w.idle.Load() > 0 && w.serving.Load() == 0 {
-		select {
-		case w.tasks <- nil:
-		default:
-			runtime.Gosched() // one counted itself but is not waiting yet
-		}
-	}
+	w.mu.Unlock()
 }
 
 // run is netpoll's Runner. Connections of other netpoll servers in the
@@ -78,25 +87,72 @@ func (w *workers) run(ctx context.Context, f func()) {
 		gopool.CtxGo(ctx, f)
 		return
 	}
-	select {
-	case w.tasks <- f:
-	default:
-		go w.loop(f)
+	w.mu.Lock()
+	w.queue = append(w.queue, f)
+	spawn := w.ensureFree()
+	w.mu.Unlock()
+	if spawn {
+		go w.loop()
 	}
 }
 
-func (w *workers) loop(f func()) {
+// ensureFree makes sure a free worker will look at the queue: it wakes a
+// waiting one, or reports that a new one must start. Called with mu held.
+func (w *workers) ensureFree() bool {
+	if w.free > 0 {
+		return false
+	}
+	w.free++
+	if w.waiting > w.signals {
+		w.signals++
+		w.wake.Signal()
+		return false
+	}
+	return true
+}
+
+// loop is one worker; it starts counted as free.
+func (w *workers) loop() {
+	w.mu.Lock()
 	for {
+		for w.head == len(w.queue) {
+			if w.waiting >= w.maxIdle || w.serving <= 0 {
+				w.free--
+				w.mu.Unlock()
+				return
+			}
+			w.free--
+			w.waiting++
+			for {
+				w.wake.Wait()
+				if w.signals > 0 {
+					w.signals-- // ensureFree counted this worker free
+					break
+				}
+				if w.serving <= 0 {
+					// Woken by stop's Broadcast, not for a task.
+					w.waiting--
+					w.mu.Unlock()
+					return
+				}
+			}
+			w.waiting--
+		}
+		f := w.queue[w.head]
+		w.queue[w.head] = nil
+		w.head++
+		if w.head == len(w.queue) {
+			w.queue, w.head = w.queue[:0], 0
+		}
+		w.free--
+		spawn := w.head < len(w.queue) && w.ensureFree()
+		w.mu.Unlock()
+		if spawn {
+			go w.loop()
+		}
 		do(f)
-		if w.idle.Add(1) > w.maxIdle || w.serving.Load() == 0 {
-			w.idle.Add(-1)
-			return
-		}
-		f = <-w.tasks
-		w.idle.Add(-1)
-		if f == nil {
-			return
-		}
+		w.mu.Lock()
+		w.free++
 	}
 }
 

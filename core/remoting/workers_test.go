@@ -1,76 +1,117 @@
-// Tests of the connection workers: a task handed out while a worker waits
-// runs on that worker (so its grown stack is reused), tasks of other
-// netpoll servers go to netpoll's pool, a panic does not end the worker, and
-// the idle workers kept are bounded and gone once no listener serves.
+// Tests of the connection workers: queued tasks run one after the other on
+// the worker already awake, a task that blocks does not hold up the ones
+// queued behind it, tasks of other netpoll servers go to netpoll's pool, a
+// panic does not end the worker, and the waiting workers kept are bounded
+// and gone once no listener serves.
 
 package remoting
 
 import (
 	"context"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
 )
 
-func newWorkers(maxIdle int32) *workers {
-	w := &workers{tasks: make(chan func()), maxIdle: maxIdle}
+func servingWorkers(maxIdle int) *workers {
+	w := newWorkers(maxIdle)
 	w.start()
 	return w
 }
 
 func connCtx() context.Context { return context.WithValue(context.Background(), connKey{}, &Conn{}) }
 
-// waitIdle waits until n workers wait for tasks.
-func waitIdle(t *testing.T, w *workers, n int32) {
+func (w *workers) counts() (waiting, free int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.waiting, w.free
+}
+
+// waitFor waits until cond holds of the counts.
+func waitFor(t *testing.T, w *workers, what string, cond func(waiting, free int) bool) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
-	for w.idle.Load() != n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d idle workers, want %d", w.idle.Load(), n)
+	for {
+		waiting, free := w.counts()
+		if cond(waiting, free) {
+			return
 		}
-		runtime.Gosched()
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: waiting %d, free %d", what, waiting, free)
+		}
 		time.Sleep(time.Millisecond)
 	}
 }
 
-func TestWorkersReuseAnIdleWorker(t *testing.T) {
-	w := newWorkers(4)
-	ran := make(chan struct{})
-	for range 2 {
-		w.run(connCtx(), func() { ran <- struct{}{} })
-		<-ran
-		waitIdle(t, w, 1)
+func TestQueuedTasksShareAWorker(t *testing.T) {
+	w := servingWorkers(8)
+	// Hold the worker in its first task while more are queued.
+	gate := make(chan struct{})
+	var mu sync.Mutex
+	var order []int
+	done := make(chan struct{}, 10)
+	w.run(connCtx(), func() { <-gate; done <- struct{}{} })
+	for i := range 5 {
+		w.run(connCtx(), func() {
+			mu.Lock()
+			order = append(order, i)
+			mu.Unlock()
+			done <- struct{}{}
+		})
 	}
-	// The second task found the first's worker waiting: one worker only.
-	if n := w.idle.Load(); n != 1 {
-		t.Fatalf("%d idle workers after two tasks one after the other, want 1", n)
+	close(gate)
+	for range 6 {
+		<-done
+	}
+	for i, v := range order {
+		if v != i {
+			t.Fatalf("tasks ran in order %v, want queue order", order)
+		}
+	}
+	// Tasks taken while more wait keep one more worker free, so a few
+	// goroutines ran the six, not one each.
+	waitFor(t, w, "after the tasks", func(waiting, free int) bool { return free == 0 && waiting >= 1 })
+	if waiting, _ := w.counts(); waiting > 3 {
+		t.Fatalf("%d workers for 6 tasks, want at most 3", waiting)
+	}
+}
+
+func TestBlockedTaskDoesNotHoldTheQueue(t *testing.T) {
+	w := servingWorkers(8)
+	block := make(chan struct{})
+	defer close(block)
+	w.run(connCtx(), func() { <-block })
+	ran := make(chan struct{})
+	w.run(connCtx(), func() { close(ran) })
+	select {
+	case <-ran:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a task queued behind a blocked one never ran")
 	}
 }
 
 func TestWorkersLeaveOtherServersToNetpoll(t *testing.T) {
-	w := newWorkers(4)
+	w := servingWorkers(4)
 	done := make(chan struct{})
 	w.run(context.Background(), func() { close(done) })
 	<-done
-	time.Sleep(10 * time.Millisecond)
-	if n := w.idle.Load(); n != 0 {
-		t.Fatalf("a task without a Conn left %d idle workers of this package, want 0", n)
+	if waiting, free := w.counts(); waiting != 0 || free != 0 {
+		t.Fatalf("a task without a Conn used this package's workers: waiting %d free %d", waiting, free)
 	}
 }
 
 func TestWorkerSurvivesPanic(t *testing.T) {
-	w := newWorkers(4)
+	w := servingWorkers(4)
 	w.run(connCtx(), func() { panic("boom") })
-	waitIdle(t, w, 1)
+	waitFor(t, w, "after the panic", func(waiting, free int) bool { return waiting == 1 && free == 0 })
 	done := make(chan struct{})
 	w.run(connCtx(), func() { close(done) })
 	<-done
-	waitIdle(t, w, 1)
+	waitFor(t, w, "after the next task", func(waiting, free int) bool { return waiting == 1 && free == 0 })
 }
 
-func TestIdleWorkersBounded(t *testing.T) {
-	w := newWorkers(2)
+func TestWaitingWorkersBounded(t *testing.T) {
+	w := servingWorkers(2)
 	release := make(chan struct{})
 	var started sync.WaitGroup
 	for range 5 {
@@ -80,18 +121,14 @@ func TestIdleWorkersBounded(t *testing.T) {
 			<-release
 		})
 	}
-	// All five blocked at once: five workers.
+	// Each blocked task made the next one start a worker: five at once.
 	started.Wait()
 	close(release)
-	waitIdle(t, w, 2)
-	time.Sleep(20 * time.Millisecond)
-	if n := w.idle.Load(); n != 2 {
-		t.Fatalf("%d idle workers, want the bound 2", n)
-	}
+	waitFor(t, w, "after the burst", func(waiting, free int) bool { return waiting == 2 && free == 0 })
 }
 
 func TestNoWorkerOutlivesTheLastListener(t *testing.T) {
-	w := newWorkers(8)
+	w := servingWorkers(8)
 	w.start() // two listeners
 	release := make(chan struct{})
 	var started sync.WaitGroup
@@ -101,15 +138,16 @@ func TestNoWorkerOutlivesTheLastListener(t *testing.T) {
 	}
 	started.Wait()
 	close(release)
-	waitIdle(t, w, 3)
+	waitFor(t, w, "one listener left", func(waiting, free int) bool { return waiting == 3 && free == 0 })
 	w.stop()
-	if n := w.idle.Load(); n != 3 {
-		t.Fatalf("%d idle workers with one listener left, want 3", n)
+	if waiting, _ := w.counts(); waiting != 3 {
+		t.Fatalf("%d waiting workers with one listener left, want 3", waiting)
 	}
 	w.stop()
-	waitIdle(t, w, 0)
-	// A task finishing after the last stop does not stay either.
-	w.run(connCtx(), func() {})
-	time.Sleep(10 * time.Millisecond)
-	waitIdle(t, w, 0)
+	waitFor(t, w, "no listener left", func(waiting, free int) bool { return waiting == 0 && free == 0 })
+	// A task run after the last stop leaves no worker behind either.
+	done := make(chan struct{})
+	w.run(connCtx(), func() { close(done) })
+	<-done
+	waitFor(t, w, "after a late task", func(waiting, free int) bool { return waiting == 0 && free == 0 })
 }
