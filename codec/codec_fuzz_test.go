@@ -133,6 +133,23 @@ func headerSeeds(f *testing.F, typ byte) [][]byte {
 	return out
 }
 
+// checkSlowPathAgrees decodes frame again with the scanner's shortcuts
+// (known keys, short integers) off and checks that the outcome is the same:
+// the same command, or an error at the same offset.
+func checkSlowPathAgrees(t *testing.T, frame []byte, fast *Command, fastErr error) {
+	t.Helper()
+	fastPaths = false
+	defer func() { fastPaths = true }()
+	var slow Command
+	slowErr := Decode(frame, &slow)
+	if (fastErr == nil) != (slowErr == nil) || (fastErr != nil && fastErr.Error() != slowErr.Error()) {
+		t.Fatalf("shortcuts change the error: %v, without them %v", fastErr, slowErr)
+	}
+	if fastErr == nil && !sameCommand(fast, &slow) {
+		t.Fatalf("shortcuts change the command:\n%+v\nwithout them\n%+v", fast, &slow)
+	}
+}
+
 // FuzzJSONHeader aims at the JSON scanner alone: the input is the header
 // text, framed with a correct header length, so no mutation is wasted on
 // the framing.
@@ -153,6 +170,16 @@ func FuzzJSONHeader(f *testing.F) {
 		`{"language":"CPP","language":"JAVA"}`,
 		`{"extFields":{"a":"1","a":"2"}}`,
 		` { "code" : 1 } `,
+		`{"code":0123}`, `{"code":1e3}`, `{"code":1.0}`, `{"code":999999999,"flag":1000000000,"opaque":2147483648}`,
+		`{"codex":1,"code\u0000":2,"cod":3,"code":4}`, `{"code":7 ,"flag":8` + "\t" + `,"opaque":9` + "\n}",
+		`{"extFields":{"topic":"abcdefghijklmnopqrstuvw\"xyz"},"remark":"0123456789abcdef\\"}`,
+		// The fast path's layout and near misses of it.
+		`{"code":105,"extFields":{"topic":"BenchTopic-0000042"},"flag":0,"language":"JAVA","opaque":1000000042,"serializeTypeCurrentRPC":"JSON","version":479}`,
+		`{"code":105,"extFields":{"a":"1","b":"","a":"3"},"flag":0,"language":"GO","opaque":2147483647,"serializeTypeCurrentRPC":"JSON","version":0}`,
+		`{"code":105,"extFields":{},"flag":0,"language":"X","opaque":0,"serializeTypeCurrentRPC":"JSON","version":1}`,
+		`{"code":1,"flag":0,"language":"JAVA","opaque":2147483648,"serializeTypeCurrentRPC":"JSON","version":1}`,
+		`{"code":1,"flag":0,"language":"JAVA","opaque":1,"remark":"r","serializeTypeCurrentRPC":"JSON","version":1}`,
+		`{"code":1,"extFields":{"k":"v\u0041"},"flag":0,"language":"JAVA","opaque":1,"serializeTypeCurrentRPC":"JSON","version":1} `,
 	} {
 		f.Add([]byte(s))
 	}
@@ -163,7 +190,9 @@ func FuzzJSONHeader(f *testing.F) {
 		frame := binary.BigEndian.AppendUint32(nil, uint32(len(header)))
 		frame = append(frame, header...)
 		var c Command
-		if err := Decode(frame, &c); err != nil {
+		err := Decode(frame, &c)
+		checkSlowPathAgrees(t, frame, &c, err)
+		if err != nil {
 			checkDecodeError(t, err)
 			return
 		}

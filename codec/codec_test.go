@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -471,5 +472,20 @@ func TestDecodeErrorUnwrap(t *testing.T) {
 	}
 	if (&DecodeError{Reason: ReasonFrameTooShort}).Error() != "decode frame: frame_too_short" {
 		t.Fatal("message without detail")
+	}
+}
+
+func TestAppendInt32MatchesStrconv(t *testing.T) {
+	vals := []int32{0, 1, 9, 10, 11, 99, 100, 479, 1_000_000_000, 1<<31 - 1, -1, -9, -10, -1 << 31, -2147483647}
+	for v := int32(-2000); v < 2000; v++ {
+		vals = append(vals, v)
+	}
+	for i := int64(1); i < 1<<31; i = i*3 + 1 {
+		vals = append(vals, int32(i), int32(-i))
+	}
+	for _, v := range vals {
+		if got, want := string(appendInt32([]byte("x"), v)), "x"+strconv.FormatInt(int64(v), 10); got != want {
+			t.Fatalf("appendInt32(%d) = %q, want %q", v, got, want)
+		}
 	}
 }

@@ -4,6 +4,7 @@
 package codec
 
 import (
+	"encoding/binary"
 	"fmt"
 	"unsafe"
 
@@ -31,6 +32,9 @@ func (s *jsonScanner) fail(format string, args ...any) error {
 }
 
 func decodeJSONHeader(h []byte, c *Command) error {
+	if fastPaths && decodeLayout(h, c) {
+		return nil
+	}
 	s := jsonScanner{buf: h, c: c}
 	return s.header()
 }
@@ -48,6 +52,9 @@ func (s *jsonScanner) skipWS() {
 
 // peek returns the next non-space byte, 0 at the end.
 func (s *jsonScanner) peek() byte {
+	if s.pos < len(s.buf) && s.buf[s.pos] > ' ' {
+		return s.buf[s.pos] // no space to skip, as in every compact header
+	}
 	s.skipWS()
 	if s.pos >= len(s.buf) {
 		return 0
@@ -78,40 +85,45 @@ func (s *jsonScanner) header() error {
 		if s.peek() != '"' {
 			return s.fail("want a key")
 		}
-		key, err := s.str()
-		if err != nil {
-			return err
+		k := s.knownKey()
+		if k == keyNone {
+			key, err := s.str()
+			if err != nil {
+				return err
+			}
+			k = keyKindOf(key)
 		}
 		if err := s.expect(':'); err != nil {
 			return err
 		}
+		var err error
 		if s.peek() == 'n' {
 			// null leaves the Java field at its default.
 			if err := s.literal("null"); err != nil {
 				return err
 			}
-			if key == "extFields" {
+			if k == keyExtFields {
 				c.extClear()
 				c.HasExt = false
 			}
 		} else {
-			switch key {
-			case "code":
+			switch k {
+			case keyCode:
 				c.Code, err = s.int32()
-			case "flag":
+			case keyFlag:
 				c.Flag, err = s.int32()
-			case "opaque":
+			case keyOpaque:
 				c.Opaque, err = s.int32()
-			case "version":
+			case keyVersion:
 				c.Version, err = s.int32()
-			case "language":
+			case keyLanguage:
 				err = s.language()
-			case "remark":
+			case keyRemark:
 				if s.peek() != '"' {
 					return s.fail("remark is not a string")
 				}
 				c.Remark, err = s.str()
-			case "extFields":
+			case keyExtFields:
 				err = s.ext()
 			default:
 				// serializeTypeCurrentRPC lands here too: the frame's type
@@ -235,9 +247,82 @@ func (s *jsonScanner) ext() error {
 	}
 }
 
+// The header fields the scanner tells apart: keySkip is any other key,
+// whose value is skipped; keyNone is knownKey's "not matched".
+const (
+	keyNone = iota
+	keySkip
+	keyCode
+	keyExtFields
+	keyFlag
+	keyLanguage
+	keyOpaque
+	keyRemark
+	keyVersion
+)
+
+// headerKeys are the header's field names as written, quotes included, by
+// their first letter: knownKey matches them without scanning.
+var headerKeys = [...]struct {
+	lit  string
+	kind int
+}{
+	'c': {`"code"`, keyCode}, 'e': {`"extFields"`, keyExtFields}, 'f': {`"flag"`, keyFlag},
+	'l': {`"language"`, keyLanguage}, 'o': {`"opaque"`, keyOpaque}, 'r': {`"remark"`, keyRemark},
+	's': {`"serializeTypeCurrentRPC"`, keySkip}, 'v': {`"version"`, keyVersion},
+}
+
+// keyKindOf is the field a key scanned as a string names.
+func keyKindOf(key string) int {
+	switch key {
+	case "code":
+		return keyCode
+	case "extFields":
+		return keyExtFields
+	case "flag":
+		return keyFlag
+	case "language":
+		return keyLanguage
+	case "opaque":
+		return keyOpaque
+	case "remark":
+		return keyRemark
+	case "version":
+		return keyVersion
+	}
+	return keySkip
+}
+
+// fastPaths switches off decodeLayout, knownKey and the int32 shortcut, so
+// tests can check that they change nothing.
+var fastPaths = true
+
+// knownKey moves past the key at s.pos when it is one of headerKeys written
+// without escapes, which is how every sender writes them, and returns its
+// kind; otherwise it moves nothing and returns keyNone, and the caller
+// scans the key as any string.
+func (s *jsonScanner) knownKey() int {
+	if !fastPaths || s.pos+1 >= len(s.buf) {
+		return keyNone
+	}
+	i := s.buf[s.pos+1]
+	if int(i) >= len(headerKeys) {
+		return keyNone
+	}
+	k := headerKeys[i]
+	if k.lit == "" || len(s.buf)-s.pos < len(k.lit) || string(s.buf[s.pos:s.pos+len(k.lit)]) != k.lit {
+		return keyNone
+	}
+	s.pos += len(k.lit)
+	return k.kind
+}
+
 // int32 parses an integer literal into the int32 Java fields hold.
 func (s *jsonScanner) int32() (int32, error) {
 	s.skipWS()
+	if v, ok := s.shortInt(); ok {
+		return v, nil
+	}
 	start := s.pos
 	if err := s.number(); err != nil {
 		return 0, err
@@ -268,6 +353,32 @@ func (s *jsonScanner) int32() (int32, error) {
 		return 0, s.fail("integer out of int32 range")
 	}
 	return int32(n), nil
+}
+
+// shortInt reads the common case of int32 without a second pass: up to 10
+// digits within int32, no sign, no leading zero but for 0 itself, followed
+// by a delimiter (',' '}' or space). Anything else is left to the full path.
+func (s *jsonScanner) shortInt() (int32, bool) {
+	b, p := s.buf, s.pos
+	if !fastPaths || p >= len(b) || b[p] < '0' || b[p] > '9' {
+		return 0, false
+	}
+	var n int64
+	end := min(len(b), p+10)
+	q := p
+	for q < end && b[q] >= '0' && b[q] <= '9' {
+		n = n*10 + int64(b[q]-'0')
+		q++
+	}
+	if q >= len(b) || n > 1<<31-1 || (b[p] == '0' && q > p+1) {
+		return 0, false
+	}
+	switch b[q] {
+	case ',', '}', ' ', '\t', '\n', '\r':
+		s.pos = q
+		return int32(n), true
+	}
+	return 0, false
 }
 
 // number validates a JSON number at s.pos and moves past it.
@@ -383,6 +494,14 @@ func (s *jsonScanner) skip(depth int) error {
 // its closing quote and reports whether it holds escapes.
 func (s *jsonScanner) strEnd() (escaped bool, err error) {
 	p := s.pos + 1
+	// Eight bytes at a time while none is a quote or a backslash.
+	for p+8 <= len(s.buf) {
+		w := binary.LittleEndian.Uint64(s.buf[p:])
+		if hasByte(w, '"')|hasByte(w, '\\') != 0 {
+			break
+		}
+		p += 8
+	}
 	for p < len(s.buf) {
 		switch s.buf[p] {
 		case '"':
@@ -401,6 +520,14 @@ func (s *jsonScanner) strEnd() (escaped bool, err error) {
 		}
 	}
 	return false, s.fail("unterminated string")
+}
+
+// hasByte is non-zero when a byte of w is b (the classic SWAR zero-byte
+// test on w with b's bytes cleared).
+func hasByte(w uint64, b byte) uint64 {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	x := w ^ (lo * uint64(b))
+	return (x - lo) & ^x & hi
 }
 
 // str returns the string at s.pos: a view of the header when it has no

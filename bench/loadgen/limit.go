@@ -1,123 +1,38 @@
-// The limit server: same framing and the same netpoll stack as the
-// NameServer, answering every request with one pre-encoded body without
-// looking anything up, so a run's ratio to it isolates lookup and dispatch.
+// The limit server: a minimal echo (bench/echo) answering every request with
+// the NameServer's route body, in this process or in a child, so a run's
+// ratio to it prices everything the NameServer does per request.
 
 package loadgen
 
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"strings"
 
-	"github.com/cloudwego/netpoll"
-	"github.com/rocketns/rocketns/codec"
+	"github.com/rocketns/rocketns/bench/echo"
 )
 
-// LimitServer is a running limit server.
-type LimitServer struct {
-	body     []byte
-	maxFrame int
-	ln       netpoll.Listener
-	loop     netpoll.EventLoop
-	served   chan error
-}
-
-type limitConn struct {
-	req, resp codec.Command
-	hdr       []byte
-}
-
-type limitConnKey struct{}
+// LimitServer is a running limit server in this process.
+type LimitServer struct{ *echo.Server }
 
 // StartLimitServer listens on addr (host:port, port 0 for any) and answers
-// every request with body. body is not copied and must not change while the
-// server runs.
+// every request with body, with the netpoll echo. body is not copied and
+// must not change while the server runs.
 func StartLimitServer(addr string, body []byte) (*LimitServer, error) {
-	s := &LimitServer{body: body, maxFrame: codec.DefaultMaxFrame, served: make(chan error, 1)}
-	ln, err := netpoll.CreateListener("tcp", addr)
+	s, err := echo.StartNetpoll(addr, body)
 	if err != nil {
-		return nil, fmt.Errorf("limit server: listen %s: %w", addr, err)
+		return nil, fmt.Errorf("limit server: %w", err)
 	}
-	loop, err := netpoll.NewEventLoop(s.onRequest, netpoll.WithOnPrepare(func(netpoll.Connection) context.Context {
-		return context.WithValue(context.Background(), limitConnKey{}, &limitConn{})
-	}))
-	if err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("limit server: event loop: %w", err)
-	}
-	s.ln, s.loop = ln, loop
-	go func() { s.served <- loop.Serve(ln) }()
-	return s, nil
+	return &LimitServer{s}, nil
 }
 
-// Addr is the address the server listens on.
-func (s *LimitServer) Addr() string { return s.ln.Addr().String() }
-
-// Close stops the server and closes its connections.
-func (s *LimitServer) Close(ctx context.Context) error {
-	err := s.loop.Shutdown(ctx)
-	if errors.Is(err, context.DeadlineExceeded) {
-		err = nil
-	}
-	<-s.served
-	if err != nil {
-		return fmt.Errorf("limit server: shutdown: %w", err)
-	}
-	return nil
-}
-
-// onRequest mirrors the NameServer's connection loop (decode every buffered
-// frame, queue the answers, flush once) minus dispatch and lookup.
-func (s *LimitServer) onRequest(ctx context.Context, nc netpoll.Connection) error {
-	c, ok := ctx.Value(limitConnKey{}).(*limitConn)
-	if !ok {
-		return nc.Close()
-	}
-	r, w := nc.Reader(), nc.Writer()
-	for {
-		if err := codec.ReadCommand(r, s.maxFrame, &c.req); err != nil {
-			r.Release()
-			return nc.Close()
-		}
-		if !c.req.IsOneway() && !c.req.IsResponse() {
-			c.resp.Reset()
-			c.resp.Flag = codec.FlagResponse
-			c.resp.Opaque = c.req.Opaque
-			c.resp.SerializeType = c.req.SerializeType
-			c.resp.Version = codec.ServerVersion
-			c.resp.Language = codec.LanguageJava
-			c.hdr = codec.AppendFramePrefix(c.hdr[:0], &c.resp, len(s.body))
-			p, err := w.Malloc(len(c.hdr))
-			if err != nil {
-				r.Release()
-				return nc.Close()
-			}
-			copy(p, c.hdr)
-			if _, err := w.WriteBinary(s.body); err != nil {
-				r.Release()
-				return nc.Close()
-			}
-		}
-		if r.Len() == 0 {
-			break
-		}
-	}
-	err := w.Flush()
-	r.Release()
-	if err != nil {
-		return nc.Close()
-	}
-	return nil
-}
-
-// LimitProcess is a limit server running in a child process, so that against
-// an external NameServer the limit has the same process layout (generator
-// and server in two processes sharing the cores).
+// LimitProcess is an echo server running in a child process, so that
+// against an external NameServer the limit has the same process layout
+// (generator and server in two processes), and so it can be pinned.
 type LimitProcess struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
@@ -125,8 +40,9 @@ type LimitProcess struct {
 }
 
 // StartLimitProcess runs exe with args (which must make it call
-// ServeLimitChild), hands it body on stdin and waits for its address.
-func StartLimitProcess(exe string, args []string, body []byte) (*LimitProcess, error) {
+// ServeLimitChild), on the CPUs cpus when not empty, hands it body on stdin
+// and waits for its address.
+func StartLimitProcess(exe string, args []string, body []byte, cpus []int) (*LimitProcess, error) {
 	cmd := exec.Command(exe, args...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
@@ -137,7 +53,7 @@ func StartLimitProcess(exe string, args []string, body []byte) (*LimitProcess, e
 	if err != nil {
 		return nil, fmt.Errorf("limit process: %w", err)
 	}
-	if err := cmd.Start(); err != nil {
+	if err := StartPinned(cmd, cpus); err != nil {
 		return nil, fmt.Errorf("limit process: start %s: %w", exe, err)
 	}
 	p := &LimitProcess{cmd: cmd, stdin: stdin}
@@ -163,6 +79,9 @@ func StartLimitProcess(exe string, args []string, body []byte) (*LimitProcess, e
 // Addr is the child's listen address.
 func (p *LimitProcess) Addr() string { return p.addr }
 
+// PID is the child's process id.
+func (p *LimitProcess) PID() int { return p.cmd.Process.Pid }
+
 // Close ends the child (closing its stdin is its signal) and waits for it.
 func (p *LimitProcess) Close() error {
 	p.stdin.Close()
@@ -173,24 +92,25 @@ func (p *LimitProcess) Close() error {
 }
 
 // ServeLimitChild is the child side of StartLimitProcess: it reads the body
-// from in, serves it on listen, writes "listening ADDR" to out and returns
-// when in reaches EOF (the parent closed it or exited).
-func ServeLimitChild(listen string, in io.Reader, out io.Writer) error {
+// from in, serves it with the echo of kind (echo.KindNetpoll or
+// echo.KindStd) on listen, writes "listening ADDR" to out and returns when
+// in reaches EOF (the parent closed it or exited).
+func ServeLimitChild(kind, listen string, in io.Reader, out io.Writer) error {
 	br := bufio.NewReader(in)
 	var n int
 	if _, err := fmt.Fscanf(br, "%d\n", &n); err != nil {
 		return fmt.Errorf("limit child: read body length: %w", err)
 	}
-	if n < 0 || n > codec.DefaultMaxFrame {
+	if n < 0 || n > echo.MaxFrame {
 		return fmt.Errorf("limit child: body length %d out of range", n)
 	}
 	body := make([]byte, n)
 	if _, err := io.ReadFull(br, body); err != nil {
 		return fmt.Errorf("limit child: read body: %w", err)
 	}
-	s, err := StartLimitServer(listen, body)
+	s, err := echo.Start(kind, listen, body)
 	if err != nil {
-		return err
+		return fmt.Errorf("limit child: %w", err)
 	}
 	if _, err := fmt.Fprintf(out, "listening %s\n", s.Addr()); err != nil {
 		s.Close(context.Background())

@@ -1,4 +1,5 @@
-// Reading a process's resident set size from /proc/PID/status.
+// Reading a process's resident set size from /proc/PID/status and its CPU
+// time from /proc/PID/stat and the threads' schedstat.
 
 package loadgen
 
@@ -56,4 +57,57 @@ func parseStatus(b []byte) (rss, hwm int64, err error) {
 		return 0, 0, fmt.Errorf("read rss: VmRSS or VmHWM missing")
 	}
 	return rss, hwm, nil
+}
+
+// CPUTime is the CPU time process pid's threads have run, summed from
+// /proc/PID/task/*/schedstat (nanoseconds), and its user and system parts
+// from /proc/PID/stat (clock ticks, so coarser).
+type CPUTime struct {
+	RunNs               int64
+	UserTicks, SysTicks int64
+}
+
+// ReadCPUTime reads process pid's CPU time so far.
+func ReadCPUTime(pid int) (CPUTime, error) {
+	var t CPUTime
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return t, fmt.Errorf("cpu time: %w", err)
+	}
+	for _, task := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, task.Name()))
+		if err != nil {
+			continue // the thread exited since the listing
+		}
+		f := bytes.Fields(b)
+		if len(f) < 1 {
+			continue
+		}
+		ns, err := strconv.ParseInt(string(f[0]), 10, 64)
+		if err != nil {
+			return t, fmt.Errorf("cpu time: schedstat %q: %w", b, err)
+		}
+		t.RunNs += ns
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return t, fmt.Errorf("cpu time: %w", err)
+	}
+	// Fields after the command name, which is in parentheses and may hold
+	// spaces: state is the 3rd field, utime the 14th, stime the 15th.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return t, fmt.Errorf("cpu time: stat %q", b)
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 13 {
+		return t, fmt.Errorf("cpu time: stat %q", b)
+	}
+	if t.UserTicks, err = strconv.ParseInt(string(f[11]), 10, 64); err != nil {
+		return t, fmt.Errorf("cpu time: utime: %w", err)
+	}
+	if t.SysTicks, err = strconv.ParseInt(string(f[12]), 10, 64); err != nil {
+		return t, fmt.Errorf("cpu time: stime: %w", err)
+	}
+	return t, nil
 }

@@ -29,11 +29,12 @@ const (
 	ScenarioExpiry      = "expiry"
 	ScenarioRegisterBig = "register-big"
 	ScenarioRSS         = "rss"
+	ScenarioCompare     = "compare"
 )
 
 // ScenarioNames lists every scenario.
 func ScenarioNames() []string {
-	return []string{ScenarioRoute, ScenarioLimit, ScenarioStorm, ScenarioExpiry, ScenarioRegisterBig, ScenarioRSS}
+	return []string{ScenarioRoute, ScenarioLimit, ScenarioStorm, ScenarioExpiry, ScenarioRegisterBig, ScenarioRSS, ScenarioCompare}
 }
 
 // Options is everything a scenario may use.
@@ -63,6 +64,16 @@ type Options struct {
 	LimitExe  string
 	LimitArgs []string
 
+	// Pin, when set, moves this process (the generator) onto
+	// Pin.Generator and starts the child servers (limit, compare targets)
+	// on Pin.Server; an external server given by ServerPID is moved onto
+	// Pin.Server too. It needs servers in other processes: not Inproc.
+	Pin Pin
+	// Targets and Rounds are the compare scenario's servers and how many
+	// times each is driven at every conns x depth.
+	Targets []Target
+	Rounds  int
+
 	DropPercents []int // expiry
 	Silent       bool  // expiry: brokers go silent instead of closing
 	BigTopics    int   // register-big
@@ -82,6 +93,31 @@ func Run(ctx context.Context, scenario string, o Options) (*Report, error) {
 		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	r := &Report{Scenario: scenario, Server: o.Addr}
+	if o.Pin.Enabled() {
+		if o.Inproc {
+			return nil, errors.New("pin: an in-process server shares the generator's CPUs: drive an external one (-addr, -targets)")
+		}
+		if err := PinProcess(0, o.Pin.Generator); err != nil {
+			return nil, err
+		}
+		if o.ServerPID > 0 {
+			if err := PinProcess(o.ServerPID, o.Pin.Server); err != nil {
+				return nil, err
+			}
+		}
+		r.Add("pinned generator cpus "+cpuList(o.Pin.Generator)+", servers "+cpuList(o.Pin.Server), float64(len(o.Pin.Generator)), "generator cpus")
+	}
+	if scenario == ScenarioCompare {
+		r.Server = "compare"
+		err := runCompare(ctx, o, r)
+		if ctx.Err() != nil {
+			r.Interrupted = true
+			if err != nil && errors.Is(err, context.Canceled) {
+				err = nil
+			}
+		}
+		return r, err
+	}
 	if o.Inproc {
 		srv, dir, err := startInproc(o)
 		if err != nil {
@@ -218,23 +254,12 @@ type limitTarget struct {
 // startLimit fetches the real route body of topic (so the limit answers
 // with the same number of bytes) and starts the limit server with it.
 func startLimit(ctx context.Context, o Options, topic string) (*limitTarget, int, error) {
-	cl, err := client.Dial(ctx, o.Addr)
+	body, err := fetchRoute(ctx, o.Addr, topic, o.Version)
 	if err != nil {
 		return nil, 0, fmt.Errorf("limit: %w", err)
 	}
-	defer cl.Close()
-	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	code, remark, payload, err := cl.RouteBody(cctx, topic, o.Version)
-	if err != nil {
-		return nil, 0, fmt.Errorf("limit: %w", err)
-	}
-	if code != codec.Success {
-		return nil, 0, fmt.Errorf("limit: route of %s: code %d %s", topic, code, remark)
-	}
-	body := append([]byte(nil), payload...)
 	if o.LimitExe != "" {
-		p, err := StartLimitProcess(o.LimitExe, o.LimitArgs, body)
+		p, err := StartLimitProcess(o.LimitExe, o.LimitArgs, body, o.Pin.Server)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -249,6 +274,25 @@ func startLimit(ctx context.Context, o Options, topic string) (*limitTarget, int
 		defer cancel()
 		return s.Close(sctx)
 	}}, len(body), nil
+}
+
+// fetchRoute asks the server at addr for topic's route body.
+func fetchRoute(ctx context.Context, addr, topic string, version int32) ([]byte, error) {
+	cl, err := client.Dial(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	code, remark, payload, err := cl.RouteBody(cctx, topic, version)
+	if err != nil {
+		return nil, err
+	}
+	if code != codec.Success {
+		return nil, fmt.Errorf("route of %s: code %d %s", topic, code, remark)
+	}
+	return append([]byte(nil), payload...), nil
 }
 
 // runLoad runs one load to its end (or ctx's), printing progress, and calls

@@ -264,6 +264,7 @@ func (s *Server) Start() error {
 	}
 	s.ln, s.loop = ln, loop
 	s.now.Store(time.Now().UnixMilli())
+	pool.start()
 	go func() { s.serveErr <- loop.Serve(ln) }()
 	s.ticker.Add(1)
 	go func() {
@@ -335,6 +336,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		errs = append(errs, fmt.Errorf("waiting for tls and handed-off connections: %w", err))
 	}
 	s.ticker.Wait()
+	if s.loop != nil {
+		pool.stop()
+	}
 	return errors.Join(errs...)
 }
 

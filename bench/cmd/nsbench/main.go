@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rocketns/rocketns/bench/echo"
 	"github.com/rocketns/rocketns/bench/loadgen"
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/core/buildinfo"
@@ -52,6 +53,10 @@ type flags struct {
 	listen       string
 	hold         bool
 	showVersion  bool
+	pin          string
+	targets      string
+	rounds       int
+	echoKind     string
 }
 
 // parse reads the command line. Help goes to stdout; an error comes back
@@ -89,6 +94,10 @@ func parse(args []string, stdout io.Writer) (*flags, error) {
 	fs.BoolVar(&f.jsonOut, "json", false, "print the report as JSON")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines on stderr")
 	fs.BoolVar(&f.serveLimit, "serve-limit", false, "internal: serve the limit body read from stdin (the child of a limit run)")
+	fs.StringVar(&f.echoKind, "echo-kind", echo.KindNetpoll, "internal: -serve-limit's server, netpoll or std")
+	fs.StringVar(&f.pin, "pin", "", "SERVER/GENERATOR CPU lists, like 0/1: the servers nsbench starts (limit, -targets) run on the first, nsbench itself on the second (sched_setaffinity); with -server-pid that server is moved too")
+	fs.StringVar(&f.targets, "targets", "", "compare: comma list of NAME=PATH (a namesrv binary to start), "+loadgen.EchoNetpoll+" and "+loadgen.EchoStd)
+	fs.IntVar(&f.rounds, "rounds", 3, "compare: rounds; each drives every target once per -conns x -depth, in a rotated order")
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:0", "internal: -serve-limit's listen address")
 	fs.BoolVar(&f.hold, "hold", false, "after the run, keep the simulated brokers registered (heartbeating) until Ctrl-C, to look at them with nsadmin or the status page; needs -addr")
 	if err := fs.Parse(args); err != nil {
@@ -100,6 +109,12 @@ func parse(args []string, stdout io.Writer) (*flags, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if f.scenario == loadgen.ScenarioCompare && f.targets == "" {
+		return nil, fmt.Errorf("-scenario compare needs -targets")
+	}
+	if f.rounds <= 0 {
+		return nil, fmt.Errorf("-rounds must be positive")
 	}
 	if f.hold && f.inproc {
 		return nil, fmt.Errorf("-hold keeps brokers on a server that outlives nsbench: use -addr, not -inproc")
@@ -119,10 +134,18 @@ plus setup (-limit=false halves it). The progress lines name the phase
 ("limit c=32 d=1 ...", "route c=32 d=1 ...").
 
 "vs limit" is the route run's QPS divided by the limit run's. The limit
-server is a minimal server that answers every route request with the same
-bytes as the NameServer's answer and does no other work: the most this
-machine's loopback, kernel and this client can carry. 0.8 means the
-NameServer reaches 80% of that ceiling.
+server is a minimal netpoll echo (bench/echo: frame split, the opaque
+copied, a canned reply with the same bytes as the NameServer's answer) and
+does no other work: the most this machine's loopback, kernel and this
+client can carry. 0.8 means the NameServer reaches 80% of that ceiling.
+
+The compare scenario starts every -targets server as a child process
+(namesrv binaries with their files in a temporary directory, and the echo
+servers answering with the first binary's route body) and drives each in
+turn with the same load, -rounds times, rotating the order every round;
+"vs limit" is then the QPS over the netpoll echo's of the same round, and
+the metrics give each target's QPS and ratio ranges. With -pin 0/1 the
+servers run on CPU 0 and the generator on CPU 1.
 
 `
 
@@ -139,6 +162,10 @@ func (f *flags) plan(o loadgen.Options) string {
 		}
 		return fmt.Sprintf("nsbench: route: %d combination(s) of -conns x -depth, each %s, %s apiece: about %s after setup",
 			runs, per, f.duration, time.Duration(n)*f.duration)
+	case loadgen.ScenarioCompare:
+		n := runs * len(o.Targets) * o.Rounds
+		return fmt.Sprintf("nsbench: compare: %d target(s) x %d combination(s) x %d round(s), %s apiece: about %s after setup",
+			len(o.Targets), runs, o.Rounds, f.duration, time.Duration(n)*f.duration)
 	case loadgen.ScenarioLimit:
 		return fmt.Sprintf("nsbench: limit: %d combination(s), %s apiece against the limit server only: about %s after setup",
 			runs, f.duration, time.Duration(runs)*f.duration)
@@ -165,7 +192,7 @@ func (f *flags) options(stderr io.Writer) (loadgen.Options, error) {
 			Brokers: f.brokers, Topics: f.topics, PerTopic: f.perTopic, TimeoutMillis: f.brokerTO, Mutate: f.mutate,
 		},
 		Duration: f.duration, Zipf: f.zipf, Version: int32(f.version), Limit: f.limit,
-		Silent: f.silent, BigTopics: f.bigTopics,
+		Silent: f.silent, BigTopics: f.bigTopics, Rounds: f.rounds,
 		Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	var err error
@@ -174,6 +201,14 @@ func (f *flags) options(stderr io.Writer) (loadgen.Options, error) {
 	}
 	if o.Depth, err = intList("depth", f.depth); err != nil {
 		return o, err
+	}
+	if o.Pin, err = loadgen.ParsePin(f.pin); err != nil {
+		return o, err
+	}
+	if f.scenario == loadgen.ScenarioCompare {
+		if o.Targets, err = loadgen.ParseTargets(f.targets); err != nil {
+			return o, err
+		}
 	}
 	if f.scenario == loadgen.ScenarioExpiry {
 		if o.DropPercents, err = intList("drop", f.drop); err != nil {
@@ -204,7 +239,7 @@ func (f *flags) options(stderr io.Writer) (loadgen.Options, error) {
 	if !f.quiet {
 		o.Progress = stderr
 	}
-	if o.Limit && !f.inproc && !f.limitInproc {
+	if (o.Limit && !f.inproc && !f.limitInproc) || f.scenario == loadgen.ScenarioCompare {
 		// Against an external server the limit runs in a child process,
 		// so both sides of the ratio have the same process layout.
 		exe, err := os.Executable()
@@ -240,7 +275,7 @@ func runCtx(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		// The parent's Ctrl-C reaches the whole process group; the child
 		// must outlive it until the parent closes stdin.
 		signal.Ignore(os.Interrupt)
-		if err := loadgen.ServeLimitChild(f.listen, stdin, stdout); err != nil {
+		if err := loadgen.ServeLimitChild(f.echoKind, f.listen, stdin, stdout); err != nil {
 			fmt.Fprintf(stderr, "nsbench: %v\n", err)
 			return 1
 		}

@@ -73,6 +73,8 @@ func TestPlan(t *testing.T) {
 	f([]string{"-duration", "4s", "-limit=false", "-conns", "8,16"}, "nsbench: route: 2 combination(s) of -conns x -depth, each the route run, 4s apiece: about 8s after setup")
 	f([]string{"-scenario", "limit", "-duration", "2s", "-depth", "1,4"}, "nsbench: limit: 2 combination(s), 2s apiece against the limit server only: about 4s after setup")
 	f([]string{"-scenario", "storm"}, "nsbench: storm")
+	f([]string{"-scenario", "compare", "-targets", "a=/x/namesrv,echo-netpoll", "-depth", "1,4", "-duration", "2s", "-pin", "0/1"},
+		"nsbench: compare: 2 target(s) x 2 combination(s) x 3 round(s), 2s apiece: about 24s after setup")
 }
 
 func TestVersionAndBadFlags(t *testing.T) {
@@ -80,7 +82,7 @@ func TestVersionAndBadFlags(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "nsbench "+buildinfo.Version()+" (go") {
 		t.Fatalf("-version: exit %d %q", code, out)
 	}
-	for _, args := range [][]string{{"-nosuch"}, {"-duration"}, {"extra"}, {"-hold", "-inproc"}} {
+	for _, args := range [][]string{{"-nosuch"}, {"-duration"}, {"extra"}, {"-hold", "-inproc"}, {"-scenario", "compare"}, {"-rounds", "0"}} {
 		code, out, errOut := runArgs(args...)
 		lines := strings.Split(strings.TrimSpace(errOut), "\n")
 		if code != 2 || out != "" || len(lines) != 2 || lines[1] != "Run 'nsbench -h' for the flags." {

@@ -1,0 +1,153 @@
+// Tests of the connection workers: queued tasks run one after the other on
+// the worker already awake, a task that blocks does not hold up the ones
+// queued behind it, tasks of other netpoll servers go to netpoll's pool, a
+// panic does not end the worker, and the waiting workers kept are bounded
+// and gone once no listener serves.
+
+package remoting
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+)
+
+func servingWorkers(maxIdle int) *workers {
+	w := newWorkers(maxIdle)
+	w.start()
+	return w
+}
+
+func connCtx() context.Context { return context.WithValue(context.Background(), connKey{}, &Conn{}) }
+
+func (w *workers) counts() (waiting, free int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.waiting, w.free
+}
+
+// waitFor waits until cond holds of the counts.
+func waitFor(t *testing.T, w *workers, what string, cond func(waiting, free int) bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		waiting, free := w.counts()
+		if cond(waiting, free) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: waiting %d, free %d", what, waiting, free)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestQueuedTasksShareAWorker(t *testing.T) {
+	w := servingWorkers(8)
+	// Hold the worker in its first task while more are queued.
+	gate := make(chan struct{})
+	var mu sync.Mutex
+	var order []int
+	done := make(chan struct{}, 10)
+	w.run(connCtx(), func() { <-gate; done <- struct{}{} })
+	for i := range 5 {
+		w.run(connCtx(), func() {
+			mu.Lock()
+			order = append(order, i)
+			mu.Unlock()
+			done <- struct{}{}
+		})
+	}
+	close(gate)
+	for range 6 {
+		<-done
+	}
+	for i, v := range order {
+		if v != i {
+			t.Fatalf("tasks ran in order %v, want queue order", order)
+		}
+	}
+	// Tasks taken while more wait keep one more worker free, so a few
+	// goroutines ran the six, not one each.
+	waitFor(t, w, "after the tasks", func(waiting, free int) bool { return free == 0 && waiting >= 1 })
+	if waiting, _ := w.counts(); waiting > 3 {
+		t.Fatalf("%d workers for 6 tasks, want at most 3", waiting)
+	}
+}
+
+func TestBlockedTaskDoesNotHoldTheQueue(t *testing.T) {
+	w := servingWorkers(8)
+	block := make(chan struct{})
+	defer close(block)
+	w.run(connCtx(), func() { <-block })
+	ran := make(chan struct{})
+	w.run(connCtx(), func() { close(ran) })
+	select {
+	case <-ran:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a task queued behind a blocked one never ran")
+	}
+}
+
+func TestWorkersLeaveOtherServersToNetpoll(t *testing.T) {
+	w := servingWorkers(4)
+	done := make(chan struct{})
+	w.run(context.Background(), func() { close(done) })
+	<-done
+	if waiting, free := w.counts(); waiting != 0 || free != 0 {
+		t.Fatalf("a task without a Conn used this package's workers: waiting %d free %d", waiting, free)
+	}
+}
+
+func TestWorkerSurvivesPanic(t *testing.T) {
+	w := servingWorkers(4)
+	w.run(connCtx(), func() { panic("boom") })
+	waitFor(t, w, "after the panic", func(waiting, free int) bool { return waiting == 1 && free == 0 })
+	done := make(chan struct{})
+	w.run(connCtx(), func() { close(done) })
+	<-done
+	waitFor(t, w, "after the next task", func(waiting, free int) bool { return waiting == 1 && free == 0 })
+}
+
+func TestWaitingWorkersBounded(t *testing.T) {
+	w := servingWorkers(2)
+	release := make(chan struct{})
+	var started sync.WaitGroup
+	for range 5 {
+		started.Add(1)
+		w.run(connCtx(), func() {
+			started.Done()
+			<-release
+		})
+	}
+	// Each blocked task made the next one start a worker: five at once.
+	started.Wait()
+	close(release)
+	waitFor(t, w, "after the burst", func(waiting, free int) bool { return waiting == 2 && free == 0 })
+}
+
+func TestNoWorkerOutlivesTheLastListener(t *testing.T) {
+	w := servingWorkers(8)
+	w.start() // two listeners
+	release := make(chan struct{})
+	var started sync.WaitGroup
+	for range 3 {
+		started.Add(1)
+		w.run(connCtx(), func() { started.Done(); <-release })
+	}
+	started.Wait()
+	close(release)
+	waitFor(t, w, "one listener left", func(waiting, free int) bool { return waiting == 3 && free == 0 })
+	w.stop()
+	if waiting, _ := w.counts(); waiting != 3 {
+		t.Fatalf("%d waiting workers with one listener left, want 3", waiting)
+	}
+	w.stop()
+	waitFor(t, w, "no listener left", func(waiting, free int) bool { return waiting == 0 && free == 0 })
+	// A task run after the last stop leaves no worker behind either.
+	done := make(chan struct{})
+	w.run(connCtx(), func() { close(done) })
+	<-done
+	waitFor(t, w, "after a late task", func(waiting, free int) bool { return waiting == 0 && free == 0 })
+}
