@@ -252,7 +252,7 @@ func (s *Server) onRequest(ctx context.Context, nc netpoll.Connection) error {
 func (s *Server) serveBuffered(c *Conn, r netpoll.Reader) bool {
 	maxOut, maxIn := s.limits.maxOut, s.limits.maxIn
 	for {
-		whole := frameBuffered(r)
+		size, whole := nextFrame(r)
 		if !whole {
 			// The rest may come late or never (then the idle close ends
 			// the connection): answer what was handled before waiting, as
@@ -272,8 +272,11 @@ func (s *Server) serveBuffered(c *Conn, r netpoll.Reader) bool {
 				c.waiting.Store(false)
 				return false
 			}
+			if size == 0 { // fewer than 4 bytes had come: the prefix is here now
+				size = frameSize(r)
+			}
 		}
-		c.consumed += frameSize(r)
+		c.consumed += size
 		err := codec.ReadCommand(r, s.maxFrame, &c.req)
 		if !whole {
 			c.waiting.Store(false)
@@ -333,19 +336,21 @@ func frameSize(r netpoll.Reader) int {
 	return 4 + int(binary.BigEndian.Uint32(p))
 }
 
-// frameBuffered reports whether r holds the whole next frame, so that
-// reading it does not block. It allocates nothing: the length prefix is
-// peeked, not consumed.
-func frameBuffered(r netpoll.Reader) bool {
+// nextFrame peeks the next frame's length prefix once for both questions
+// the loop asks: the frame's size, prefix included (0 while fewer than 4
+// bytes are buffered), and whether r holds all of it, so that reading it
+// does not block. It allocates nothing: the prefix is peeked, not consumed.
+func nextFrame(r netpoll.Reader) (size int, whole bool) {
 	n := r.Len()
 	if n < 4 {
-		return false
+		return 0, false
 	}
 	p, err := r.Peek(4)
 	if err != nil {
-		return false
+		return 0, false
 	}
-	return 4+uint64(binary.BigEndian.Uint32(p)) <= uint64(n)
+	total := 4 + uint64(binary.BigEndian.Uint32(p))
+	return int(total), total <= uint64(n)
 }
 
 // startWaiting marks c as about to block for bytes that have not arrived
