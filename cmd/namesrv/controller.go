@@ -248,34 +248,14 @@ func runController(args, environ []string, stdout, stderr io.Writer, signals <-c
 		fmt.Fprintf(stderr, "namesrv controller: %v\n", err)
 		return code
 	}
-	loaded, err := config.Load(config.LoadInput{
+	cfg, log, closeLog, ok := loadConfig("namesrv controller", config.LoadInput{
 		File: opts.configFile, Environ: environ, Flags: opts.overrides,
 		Base: config.DefaultController(), KeepConfigStorePath: true,
-	})
-	if err != nil {
-		for _, line := range strings.Split(err.Error(), "\n") {
-			fmt.Fprintf(stderr, "namesrv controller: %s\n", line)
-		}
-		for _, w := range loaded.Warnings {
-			fmt.Fprintf(stderr, "namesrv controller: warning: %s\n", w)
-		}
+	}, stdout, stderr)
+	if !ok {
 		return 1
 	}
-	cfg := loaded.Config
-	if opts.configFile != "" {
-		fmt.Fprintf(stdout, "load config properties file OK, %s\n", opts.configFile)
-	}
-	log, closeLog, err := newLogger(cfg, stderr)
-	if err != nil {
-		return fail(1, err)
-	}
 	defer closeLog()
-	for _, w := range loaded.Warnings {
-		log.Warn(w)
-	}
-	if len(loaded.Ignored) > 0 {
-		log.Info("config: Java settings rocketns does not use, kept as is: " + strings.Join(loaded.Ignored, ", "))
-	}
 	if opts.print {
 		_, _ = stdout.Write(cfg.AppendControllerText(nil))
 		return 0

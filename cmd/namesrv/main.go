@@ -94,33 +94,11 @@ func runWith(args, environ []string, stdout, stderr io.Writer, signals <-chan os
 	// The environment sits between the file and the command line: an image's
 	// or unit's ROCKETNS_ variables override its properties file, and a flag
 	// typed by hand overrides both.
-	loaded, err := config.Load(config.LoadInput{File: opts.configFile, Environ: environ, Flags: opts.overrides})
-	if err != nil {
-		for _, line := range strings.Split(err.Error(), "\n") {
-			fmt.Fprintf(stderr, "namesrv: %s\n", line)
-		}
-		for _, w := range loaded.Warnings {
-			fmt.Fprintf(stderr, "namesrv: warning: %s\n", w)
-		}
-		return 1
-	}
-	cfg := loaded.Config
-	if opts.configFile != "" {
-		fmt.Fprintf(stdout, "load config properties file OK, %s\n", opts.configFile)
-	}
-
-	log, closeLog, err := newLogger(cfg, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "namesrv: %v\n", err)
+	cfg, log, closeLog, ok := loadConfig("namesrv", config.LoadInput{File: opts.configFile, Environ: environ, Flags: opts.overrides}, stdout, stderr)
+	if !ok {
 		return 1
 	}
 	defer closeLog()
-	for _, w := range loaded.Warnings {
-		log.Warn(w)
-	}
-	if len(loaded.Ignored) > 0 {
-		log.Info("config: Java settings rocketns does not use, kept as is: " + strings.Join(loaded.Ignored, ", "))
-	}
 
 	if opts.print {
 		_, _ = stdout.Write(cfg.AppendTextWithController(nil))
