@@ -50,6 +50,15 @@ func ParseTargets(s string) ([]Target, error) {
 		case f == EchoStd:
 			t = Target{Name: f, Echo: echo.KindStd}
 		case ok && name != "" && path != "" && !strings.HasPrefix(name, "echo"):
+			// Each child runs in a temporary directory of its own, where
+			// a relative path would name nothing.
+			if strings.ContainsRune(path, filepath.Separator) && !filepath.IsAbs(path) {
+				abs, err := filepath.Abs(path)
+				if err != nil {
+					return nil, fmt.Errorf("target %q: %w", f, err)
+				}
+				path = abs
+			}
 			t = Target{Name: name, Exe: path}
 		default:
 			return nil, fmt.Errorf("target %q: want NAME=PATH of a namesrv binary, %s or %s", f, EchoNetpoll, EchoStd)

@@ -66,6 +66,16 @@ func TestParseTargets(t *testing.T) {
 			t.Errorf("target %d: %+v, want %+v", i, ts[i], want[i])
 		}
 	}
+	// Each namesrv child runs in a directory of its own: a relative path
+	// must name the binary from where nsbench was started.
+	rel, err := ParseTargets("main=bin/namesrv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	if want := filepath.Join(wd, "bin", "namesrv"); rel[0].Exe != want {
+		t.Errorf("relative target: %q, want %q", rel[0].Exe, want)
+	}
 	for _, bad := range []string{"", "namesrv", "a=/x,a=/y", "echo-x=/bin/true", "echo-fast"} {
 		if _, err := ParseTargets(bad); err == nil {
 			t.Errorf("%q: no error", bad)
