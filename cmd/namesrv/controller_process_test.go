@@ -28,6 +28,7 @@ import (
 	"github.com/rocketns/rocketns/core/client"
 	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/core/ctlserver/brokersim"
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 )
 
 // Tight timings for loopback on a loaded machine: the process tests are
@@ -42,11 +43,15 @@ scanInactiveMasterInterval=2000
 // proc is one child process of the test.
 type proc struct {
 	cmd     *exec.Cmd
-	exited  chan struct{}
+	exited  chan struct{} // closed once the process has been reaped
 	logPath string
+	after   string // the banner line after its prefix
 }
 
-// startProc runs bin and waits for a stdout line starting with banner.
+// startProc runs bin and waits for a stdout line starting with banner. The
+// child is configured by its arguments alone: a ROCKETNS_ variable of the
+// test's environment (ROCKETNS_SOAK, say) would stop its start. It is
+// killed when the test ends, whatever happens.
 func startProc(t testing.TB, bin, logPath, banner string, args ...string) *proc {
 	t.Helper()
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -65,12 +70,12 @@ func startProc(t testing.TB, bin, logPath, banner string, args ...string) *proc 
 		t.Fatalf("start %s: %v", bin, err)
 	}
 	p := &proc{cmd: cmd, exited: make(chan struct{}), logPath: logPath}
-	ready := make(chan struct{})
+	ready := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			if strings.HasPrefix(sc.Text(), banner) {
-				close(ready)
+			if rest, ok := strings.CutPrefix(sc.Text(), banner); ok {
+				ready <- rest
 				break
 			}
 		}
@@ -83,7 +88,7 @@ func startProc(t testing.TB, bin, logPath, banner string, args ...string) *proc 
 	}()
 	t.Cleanup(func() { p.signal(t, syscall.SIGKILL) })
 	select {
-	case <-ready:
+	case p.after = <-ready:
 	case <-p.exited:
 		t.Fatalf("%v exited before serving: %v\n%s", args, cmd.ProcessState, tail(logPath))
 	case <-time.After(startTimeout):
@@ -110,24 +115,6 @@ func tail(path string) string {
 		b = b[len(b)-6000:]
 	}
 	return string(b)
-}
-
-func freeAddrs(t testing.TB, n int) []string {
-	t.Helper()
-	var out []string
-	var lns []net.Listener
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, ln)
-		out = append(out, ln.Addr().String())
-	}
-	for _, ln := range lns {
-		ln.Close()
-	}
-	return out
 }
 
 // metadata asks addr for 1005 on a fresh connection; nil when it does not
@@ -366,7 +353,7 @@ func TestEmbeddedControllerProcess(t *testing.T) {
 	}
 	bin := buildBinary(t)
 	dir := t.TempDir()
-	ports := freeAddrs(t, 2)
+	ports := remotingtest.FreeAddrs(t, 2)
 	ns, ctl := ports[0], ports[1]
 	_, nsPort, _ := net.SplitHostPort(ns)
 	conf := filepath.Join(dir, "namesrv.properties")
@@ -440,7 +427,7 @@ func TestEmbeddedControllerProcess(t *testing.T) {
 // and starts its processes; start(i) starts node i again.
 func startGroup(tb testing.TB, bin, extra string) (addrs []string, nodes []*proc, start func(int)) {
 	dir := tb.TempDir()
-	addrs = freeAddrs(tb, 3)
+	addrs = remotingtest.FreeAddrs(tb, 3)
 	var peers []string
 	for i, a := range addrs {
 		peers = append(peers, fmt.Sprintf("n%d-%s", i, a))

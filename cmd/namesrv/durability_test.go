@@ -5,20 +5,16 @@
 package main_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -96,86 +92,26 @@ func buildBinary(t testing.TB) string {
 	return built.path
 }
 
-// child is one run of the binary.
+// child is one run of the NameServer binary.
 type child struct {
-	cmd     *exec.Cmd
-	addr    string
-	exited  chan struct{} // closed once the process has been reaped
-	logPath string
+	*proc
+	addr string
 }
 
 // startChild runs bin with args and waits for the boot banner, which names
-// the address (the port is 0: the kernel picks a free one each time). The
-// child is killed when the test ends, whatever happens.
+// the address (the port is 0: the kernel picks a free one each time).
 func startChild(t *testing.T, bin, logPath string, args ...string) *child {
 	t.Helper()
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, args...)
-	// The child is configured by its arguments alone: a ROCKETNS_ variable
-	// of the test's environment (ROCKETNS_SOAK, say) would stop its start.
-	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, config.EnvPrefix) })
-	cmd.Stderr = logFile
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		t.Fatalf("start %s: %v", bin, err)
-	}
-	c := &child{cmd: cmd, exited: make(chan struct{}), logPath: logPath}
-	addrc := make(chan string, 1)
-	go func() {
-		const banner = "The Name Server boot success. serializeType=JSON, address "
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if a, ok := strings.CutPrefix(sc.Text(), banner); ok {
-				addrc <- a
-			}
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	go func() {
-		_ = cmd.Wait()
-		logFile.Close()
-		close(c.exited)
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-c.exited
-	})
-	select {
-	case c.addr = <-addrc:
-	case <-c.exited:
-		t.Fatalf("namesrv exited before serving: %v\n%s", cmd.ProcessState, c.log())
-	case <-time.After(startTimeout):
-		t.Fatalf("namesrv did not print its banner within %v\n%s", startTimeout, c.log())
-	}
-	return c
+	p := startProc(t, bin, logPath, "The Name Server boot success. serializeType=JSON, address ", args...)
+	return &child{proc: p, addr: p.after}
 }
 
-func (c *child) log() string {
-	b, _ := os.ReadFile(c.logPath)
-	if len(b) > 4096 {
-		b = b[len(b)-4096:]
-	}
-	return string(b)
-}
+func (c *child) log() string { return tail(c.logPath) }
 
 // kill sends SIGKILL and waits until the process is gone.
 func (c *child) kill(t *testing.T) {
 	t.Helper()
-	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		t.Fatalf("kill: %v", err)
-	}
-	select {
-	case <-c.exited:
-	case <-time.After(startTimeout):
-		t.Fatal("namesrv still running after SIGKILL")
-	}
+	c.signal(t, syscall.SIGKILL)
 }
 
 func dial(t *testing.T, addr string) *client.Client {

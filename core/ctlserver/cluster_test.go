@@ -19,6 +19,7 @@ import (
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/core/controller"
 	"github.com/rocketns/rocketns/core/ctlserver/brokersim"
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 )
 
 // cluster is a group of nodes on fixed loopback ports and store
@@ -37,7 +38,7 @@ type cluster struct {
 }
 
 func newCluster(t *testing.T, n int, edit func(*Config)) *cluster {
-	c := &cluster{t: t, addrs: freePorts(t, n), nodes: make([]*Server, n), edit: edit, masters: map[string]int64{}}
+	c := &cluster{t: t, addrs: remotingtest.FreeAddrs(t, n), nodes: make([]*Server, n), edit: edit, masters: map[string]int64{}}
 	for range n {
 		c.dirs = append(c.dirs, t.TempDir())
 	}

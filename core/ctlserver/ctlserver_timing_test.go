@@ -17,6 +17,7 @@ import (
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/core/client"
 	"github.com/rocketns/rocketns/core/ctlserver/brokersim"
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 )
 
 // cpuTime is the process's user and system CPU time so far.
@@ -116,7 +117,7 @@ func BenchmarkFailover(b *testing.B) {
 	}{{1, "default"}, {3, "default"}, {3, "fast"}} {
 		n := tc.nodes
 		b.Run(fmt.Sprintf("nodes=%d/raft=%s", n, tc.raft), func(b *testing.B) {
-			addrs := freePorts(b, n)
+			addrs := remotingtest.FreeAddrs(b, n)
 			brokers := make([]*brokersim.Broker, 2)
 			var nodes []*Server
 			for i := range n {
@@ -210,7 +211,7 @@ func BenchmarkFailoverHeartbeatTimeout(b *testing.B) {
 		timeout, scan time.Duration
 	}{{"java", 10 * time.Second, 5 * time.Second}, {"tight", 2 * time.Second, 500 * time.Millisecond}} {
 		b.Run(tc.name, func(b *testing.B) {
-			addrs := freePorts(b, 3)
+			addrs := remotingtest.FreeAddrs(b, 3)
 			for i := range addrs {
 				cfg := DefaultConfig(dledger(b, addrs, i), b.TempDir())
 				cfg.BindAddress = "127.0.0.1"
@@ -288,7 +289,7 @@ func BenchmarkFailoverHeartbeatTimeout(b *testing.B) {
 // (1005) and retries at once; a Java broker re-asks only every 10 s
 // (syncControllerMetadataPeriod), which adds up to that much on its side.
 func BenchmarkLeaderFailover(b *testing.B) {
-	addrs := freePorts(b, 3)
+	addrs := remotingtest.FreeAddrs(b, 3)
 	dirs := []string{b.TempDir(), b.TempDir(), b.TempDir()}
 	nodes := make([]*Server, 3)
 	start := func(i int) {

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -36,27 +35,6 @@ type testWriter struct{ t testing.TB }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(string(bytes.TrimSpace(p)))
 	return len(p), nil
-}
-
-// freePorts returns n loopback addresses free a moment ago. A peer's
-// address is part of the membership, which must exist before the node
-// that listens on it.
-func freePorts(t testing.TB, n int) []string {
-	t.Helper()
-	var out []string
-	var lns []net.Listener
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, ln)
-		out = append(out, ln.Addr().String())
-	}
-	for _, ln := range lns {
-		ln.Close()
-	}
-	return out
 }
 
 // dledger is a DLedger-style membership of the addresses, seen from node
@@ -134,7 +112,7 @@ func shutdown(t testing.TB, s *Server) {
 // edit (and prepare, see startNode), and waits until it leads.
 func single(t testing.TB, edit func(*Config), prepare ...func(*Server)) *Server {
 	t.Helper()
-	addrs := freePorts(t, 1)
+	addrs := remotingtest.FreeAddrs(t, 1)
 	cfg := DefaultConfig(dledger(t, addrs, 0), "")
 	cfg.InMemory = true
 	cfg.BindAddress = "127.0.0.1"

@@ -61,7 +61,7 @@ func metadata(t *testing.T, s *Server) map[string]string {
 // A node that knows no leader leaves the leader keys out (DLedger) or
 // names "" (jRaft), and answers leader requests 2007.
 func TestMetadataWithoutLeader(t *testing.T) {
-	addrs := freePorts(t, 3)
+	addrs := remotingtest.FreeAddrs(t, 3)
 	cfg := DefaultConfig(dledger(t, addrs, 0), "")
 	cfg.InMemory, cfg.BindAddress = true, "127.0.0.1"
 	s := startNode(t, cfg)
@@ -74,7 +74,7 @@ func TestMetadataWithoutLeader(t *testing.T) {
 		t.Errorf("1012 without a leader: %d %q", r.Code, r.Remark)
 	}
 
-	raft, rpc := freePorts(t, 3), freePorts(t, 3)
+	raft, rpc := remotingtest.FreeAddrs(t, 3), remotingtest.FreeAddrs(t, 3)
 	jcfg := DefaultConfig(jraft(t, raft, rpc, 0), "")
 	jcfg.InMemory, jcfg.BindAddress = true, "127.0.0.1"
 	js := startNode(t, jcfg)
@@ -103,7 +103,7 @@ func jraft(t testing.TB, raft, rpc []string, self int) *membership.Membership {
 // leader's raft id and broker-facing address; a broker gets a master.
 // Neither port takes the other protocol.
 func TestJRaftGroup(t *testing.T) {
-	raft, rpc := freePorts(t, 3), freePorts(t, 3)
+	raft, rpc := remotingtest.FreeAddrs(t, 3), remotingtest.FreeAddrs(t, 3)
 	var nodes []*Server
 	for i := range 3 {
 		cfg := DefaultConfig(jraft(t, raft, rpc, i), t.TempDir())

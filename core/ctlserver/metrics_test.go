@@ -12,6 +12,7 @@ import (
 
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/core/adminhttp"
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 )
 
 func scrape(t *testing.T, s *Server) string {
@@ -79,7 +80,7 @@ func TestMetrics(t *testing.T) {
 // /readyz of a controller node: ready with a leader, not before its start
 // and not while it shuts down.
 func TestReadiness(t *testing.T) {
-	cfg := DefaultConfig(dledger(t, freePorts(t, 3), 0), "")
+	cfg := DefaultConfig(dledger(t, remotingtest.FreeAddrs(t, 3), 0), "")
 	cfg.InMemory = true
 	n, err := New(cfg)
 	if err != nil {
@@ -111,7 +112,7 @@ func TestReadiness(t *testing.T) {
 
 // A follower of a group without a quorum knows no leader: not ready.
 func TestNotReadyWithoutLeader(t *testing.T) {
-	cfg := DefaultConfig(dledger(t, freePorts(t, 3), 0), "")
+	cfg := DefaultConfig(dledger(t, remotingtest.FreeAddrs(t, 3), 0), "")
 	cfg.InMemory, cfg.BindAddress = true, "127.0.0.1"
 	fastRaft(&cfg)
 	s := startNode(t, cfg)

@@ -443,7 +443,7 @@ func TestProcessReadEvent(t *testing.T) {
 // replaying the log is stalled) says isLeader in 1005, as Java does, and
 // answers leader requests 2007 until the barrier is through.
 func TestLeaderBeforeItsBarrier(t *testing.T) {
-	addrs := freePorts(t, 1)
+	addrs := remotingtest.FreeAddrs(t, 1)
 	cfg := DefaultConfig(dledger(t, addrs, 0), t.TempDir())
 	cfg.BindAddress = "127.0.0.1"
 	fastRaft(&cfg)

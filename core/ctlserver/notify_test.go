@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rocketns/rocketns/core/controller"
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 )
 
 func roleChange(name string, id int64, epoch int32) *controller.RoleChange {
@@ -109,7 +110,7 @@ func TestNotifierSupersedes(t *testing.T) {
 // A broker port that refuses the connection loses the notice: logged,
 // counted, not retried.
 func TestNotifierRefusedDial(t *testing.T) {
-	addr := freePorts(t, 1)[0]
+	addr := remotingtest.FreeAddrs(t, 1)[0]
 	n := testNotifier(t)
 	n.send(roleChange("b", 1, 1), []string{addr})
 	n.idle(t)

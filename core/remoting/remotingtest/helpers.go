@@ -1,9 +1,11 @@
 // helpers.go holds small test helpers shared by the listener's and the
-// servers' tests: frames padded to an exact size, and polling a condition.
+// servers' tests: frames padded to an exact size, polling a condition, and
+// loopback addresses free to listen on.
 
 package remotingtest
 
 import (
+	"net"
 	"testing"
 	"time"
 
@@ -36,4 +38,25 @@ func WaitFor(t testing.TB, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 	}
+}
+
+// FreeAddrs returns n loopback addresses that were free a moment ago, for
+// a server whose address must be known before it listens (a raft peer in
+// its group's membership, a process started with a fixed port).
+func FreeAddrs(t testing.TB, n int) []string {
+	t.Helper()
+	var out []string
+	var lns []net.Listener
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns = append(lns, ln)
+		out = append(out, ln.Addr().String())
+	}
+	for _, ln := range lns {
+		ln.Close()
+	}
+	return out
 }
