@@ -244,10 +244,6 @@ func runController(args, environ []string, stdout, stderr io.Writer, signals <-c
 	if opts == nil {
 		return code
 	}
-	fail := func(code int, err error) int {
-		fmt.Fprintf(stderr, "namesrv controller: %v\n", err)
-		return code
-	}
 	cfg, log, closeLog, ok := loadConfig("namesrv controller", config.LoadInput{
 		File: opts.configFile, Environ: environ, Flags: opts.overrides,
 		Base: config.DefaultController(), KeepConfigStorePath: true,
@@ -256,13 +252,13 @@ func runController(args, environ []string, stdout, stderr io.Writer, signals <-c
 		return 1
 	}
 	defer closeLog()
+	k, ok := checkController("namesrv controller", cfg, false, stderr)
+	if !ok {
+		return 1
+	}
 	if opts.print {
 		_, _ = stdout.Write(cfg.AppendControllerText(nil))
 		return 0
-	}
-	k, err := cfg.Controller(false)
-	if err != nil {
-		return fail(1, err)
 	}
 	node, err := newControllerNode(cfg, k, log, nil, nil)
 	if err != nil {

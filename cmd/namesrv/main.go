@@ -101,6 +101,11 @@ func runWith(args, environ []string, stdout, stderr io.Writer, signals <-chan os
 	defer closeLog()
 
 	if opts.print {
+		if cfg.ControllerEnabled() {
+			if _, ok := checkController("namesrv", cfg, true, stderr); !ok {
+				return 1
+			}
+		}
 		_, _ = stdout.Write(cfg.AppendTextWithController(nil))
 		return 0
 	}
