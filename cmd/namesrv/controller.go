@@ -25,6 +25,7 @@ import (
 	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/core/ctlserver"
 	"github.com/rocketns/rocketns/core/remoting"
+	"github.com/rocketns/rocketns/core/server"
 	"github.com/rocketns/rocketns/core/status"
 )
 
@@ -69,7 +70,7 @@ func newControllerNode(cfg *config.Config, k *config.Controller, log *slog.Logge
 	if n.srv, err = ctlserver.New(sc); err != nil {
 		return nil, err
 	}
-	path := "/controller"
+	path := server.ControllerStatusPath
 	if admin == nil {
 		admin = adminhttp.New(adminhttp.Options{Addr: cfg.AdminListen, Log: log})
 		n.admin = admin

@@ -765,9 +765,11 @@ func runCleanBrokerMetadata(r *ctlRun) (any, error) {
 	return nil, nil
 }
 
-// printControllerHelp lists the controller commands (nsadmin help).
+// printControllerHelp lists the controller commands, in the command list of
+// nsadmin help.
 func printControllerHelp(w io.Writer) {
-	fmt.Fprint(w, "\nController commands (RocketMQ 5.x controller, rocketns or Java; -a names controller nodes):\n")
+	fmt.Fprint(w, "\nController commands (RocketMQ 5.x controller, rocketns or Java; -a names controller nodes,\n"+
+		"-n NameServers; the common flags below apply, -n only where a command lists it):\n")
 	tw := newTable(w)
 	for _, c := range controllerCommands() {
 		fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.synopsis)

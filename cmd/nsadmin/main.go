@@ -74,7 +74,6 @@ func runEnv(args []string, stdout, stderr io.Writer, getenv func(string) string)
 			return exitOK
 		}
 		printHelp(stdout, cmds)
-		printControllerHelp(stdout)
 		return exitOK
 	}
 	if cc := lookupController(name); cc != nil { // controller.go

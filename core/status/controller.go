@@ -95,11 +95,14 @@ func ControllerHandler(view func() ControllerView, path string, now func() time.
 
 // ctlPage is what both renderings show; "-" fields are text for the HTML.
 type ctlPage struct {
-	Now       int64     `json:"now"` // unix ms
-	Generated string    `json:"-"`
-	Node      ctlNode   `json:"node"`
-	Groups    []ctlSet  `json:"brokerSets"`
-	Counts    ctlCounts `json:"counts"`
+	Now       int64  `json:"now"` // unix ms
+	Generated string `json:"-"`
+	// NamesrvPath links the page of the NameServer the node is embedded
+	// in; empty on a standalone node.
+	NamesrvPath string    `json:"-"`
+	Node        ctlNode   `json:"node"`
+	Groups      []ctlSet  `json:"brokerSets"`
+	Counts      ctlCounts `json:"counts"`
 }
 
 type ctlNode struct {
@@ -154,6 +157,9 @@ func (h *ctlHandler) build() *ctlPage {
 		Counts: ctlCounts{Groups: v.Sets, GroupsWithoutMaster: v.SetsWithoutMaster, BrokersAlive: v.BrokersAlive,
 			Elections: v.Elections, NotificationsSent: v.NotificationsSent, NotificationsFailed: v.NotificationsFailed},
 		Groups: []ctlSet{},
+	}
+	if h.path != "/" {
+		p.NamesrvPath = "/"
 	}
 	if !v.Raft.LastContact.IsZero() {
 		p.Node.ContactAgo = Age(now.Sub(v.Raft.LastContact).Milliseconds())
@@ -263,6 +269,8 @@ tr.dead td{color:#888}
 <body>
 <h1>rocketns controller {{.Node.ID}}</h1>
 <p class="muted">Generated {{.Generated}}. Broker liveness is this node's own view (each node hears every broker's heartbeats).</p>
+{{if .NamesrvPath}}<p><a id="namesrv-link" href="{{.NamesrvPath}}">NameServer status</a>: the NameServer this controller node runs in.</p>
+{{end}}
 <table id="node">
 <tr><th>Raft state</th><td>{{.Node.State}}{{if .Node.ReadyLeader}} (serving leader requests){{end}}</td></tr>
 <tr><th>Leader</th><td id="leader">{{if .Node.LeaderID}}{{.Node.LeaderID}}{{else}}none known{{end}}</td></tr>
