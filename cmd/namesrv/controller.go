@@ -91,11 +91,16 @@ func controllerView(s *ctlserver.Server) status.ControllerView {
 		ID: s.ID(),
 		Raft: status.ControllerRaft{State: st.Raft.State, ReadyLeader: st.Raft.ReadyLeader, LeaderID: st.Raft.LeaderID,
 			Term: st.Raft.Term, CommitIndex: st.Raft.CommitIndex, AppliedIndex: st.Raft.AppliedIndex, Voters: st.Raft.Voters,
-			Mismatch: st.Raft.MembershipMismatch, LastContact: st.Raft.LastContact},
+			Mismatch: st.Raft.MembershipMismatch, LastContact: st.Raft.LastContact, LeaderAddr: st.Raft.LeaderAddr},
 		Sets: st.Groups, SetsWithoutMaster: st.GroupsWithoutMaster, BrokersAlive: st.BrokersAlive,
 		Elections: status.ControllerElections{Success: st.Elections.Success, StillExist: st.Elections.StillExist,
 			Failed: st.Elections.Failed, Cleared: st.Elections.Cleared},
 		NotificationsSent: st.NotificationsSent, NotificationsFailed: st.NotificationsFailed,
+	}
+	for _, p := range st.Raft.Peers {
+		v.Raft.Peers = append(v.Raft.Peers, status.ControllerPeer{ID: p.ID, RaftAddr: p.RaftAddr, ServeAddr: p.ServeAddr,
+			Self: p.Self, Leader: p.Leader, Tracked: p.Tracked, Reachable: p.Reachable, DownSince: p.DownSince,
+			LastContact: p.LastContact, Failures: p.Failures})
 	}
 	for _, g := range s.Groups() {
 		cg := status.ControllerGroup{Cluster: g.Cluster, BrokerName: g.BrokerName, HasMaster: g.HasMaster, MasterID: g.MasterID,
