@@ -26,8 +26,9 @@ type PeerStats struct {
 	// Reachable is false from a failed heartbeat until one succeeds again.
 	Reachable bool
 	// DownSince is the first failed heartbeat of the current outage,
-	// LastContact the last successful one before it (zero: none since this
-	// node became leader), Failures the failed heartbeats since.
+	// LastContact raft's last contact with the peer then (its last answer,
+	// or when this node began to lead if it had not answered since),
+	// Failures the failed heartbeats since.
 	DownSince   time.Time
 	LastContact time.Time
 	Failures    uint64
@@ -37,41 +38,43 @@ type PeerStats struct {
 type outage struct {
 	since, lastContact time.Time
 	lastLog            time.Time
-	failures           uint64
+	lastFailure        time.Time
+	// term is the leadership term of the last failure: a peer is shown
+	// down only in a term in which a heartbeat to it failed.
+	term     uint64
+	failures uint64
 }
 
-// peerHealth records the outages of the leadership of one term; a new
-// term (a new leadership) starts with none, since its heartbeats are new.
+// peerHealth records the peers' outages. An outage outlives a change of
+// leadership (on a busy group this node may lose and win it again while a
+// peer stays down, and the peer's outage is one, logged once) but it is
+// shown only while this node's heartbeats in the current term fail.
 type peerHealth struct {
 	log  *slog.Logger
 	now  func() time.Time
 	mu   sync.Mutex
-	term uint64
-	down map[string]*outage
+	down map[string]*outage // by peer id: at most one per configured peer
 }
 
 func newPeerHealth(log *slog.Logger, now func() time.Time) *peerHealth {
 	return &peerHealth{log: log, now: now, down: map[string]*outage{}}
 }
 
-// forTermLocked drops the outages of another term.
-func (h *peerHealth) forTermLocked(term uint64) {
-	if term != h.term {
-		h.term = term
-		clear(h.down)
-	}
-}
-
 // failed records a failed heartbeat to peer id in term; lastContact is
-// raft's last successful contact with it.
+// raft's last successful contact with it. A failure within repeatEvery of
+// the peer's last one continues its outage, whatever the term: raft's
+// heartbeats restart with each leadership, and say nothing of a peer that
+// answered meanwhile.
 func (h *peerHealth) failed(term uint64, id string, lastContact time.Time, peers map[string]Peer) {
 	now := h.now()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.forTermLocked(term)
 	o := h.down[id]
+	if o != nil && now.Sub(o.lastFailure) >= repeatEvery {
+		o = nil // the peer was back while this node did not lead
+	}
 	if o == nil {
-		h.down[id] = &outage{since: now, lastContact: lastContact, lastLog: now, failures: 1}
+		h.down[id] = &outage{since: now, lastContact: lastContact, lastLog: now, lastFailure: now, term: term, failures: 1}
 		args := []any{"peer", id, "raft_addr", peers[id].RaftAddr}
 		if !lastContact.IsZero() {
 			args = append(args, "last_contact_ago", now.Sub(lastContact).Round(time.Millisecond))
@@ -80,6 +83,7 @@ func (h *peerHealth) failed(term uint64, id string, lastContact time.Time, peers
 		return
 	}
 	o.failures++
+	o.lastFailure, o.term = now, term
 	if now.Sub(o.lastLog) >= repeatEvery {
 		o.lastLog = now
 		h.log.Warn("raft: peer still unreachable", "peer", id, "raft_addr", peers[id].RaftAddr,
@@ -87,12 +91,11 @@ func (h *peerHealth) failed(term uint64, id string, lastContact time.Time, peers
 	}
 }
 
-// resumed closes peer id's outage in term, if it has one.
-func (h *peerHealth) resumed(term uint64, id string, peers map[string]Peer) {
+// resumed closes peer id's outage, if it has one.
+func (h *peerHealth) resumed(id string, peers map[string]Peer) {
 	now := h.now()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.forTermLocked(term)
 	o := h.down[id]
 	if o == nil {
 		return
@@ -102,16 +105,16 @@ func (h *peerHealth) resumed(term uint64, id string, peers map[string]Peer) {
 		"down_for", now.Sub(o.since).Round(time.Millisecond), "failed_heartbeats", o.failures)
 }
 
-// outages returns a copy of the outages of term.
+// outages returns a copy of the outages whose peer failed a heartbeat in
+// term.
 func (h *peerHealth) outages(term uint64) map[string]outage {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if term != h.term {
-		return nil
-	}
 	out := make(map[string]outage, len(h.down))
 	for id, o := range h.down {
-		out[id] = *o
+		if o.term == term {
+			out[id] = *o
+		}
 	}
 	return out
 }
@@ -141,7 +144,7 @@ func (n *Node) watchPeers() {
 				case raft.FailedHeartbeatObservation:
 					n.health.failed(n.raft.CurrentTerm(), string(d.PeerID), d.LastContact, n.peers)
 				case raft.ResumedHeartbeatObservation:
-					n.health.resumed(n.raft.CurrentTerm(), string(d.PeerID), n.peers)
+					n.health.resumed(string(d.PeerID), n.peers)
 				}
 			case <-n.stop:
 				return

@@ -1,6 +1,7 @@
 // The leader's view of its peers: an outage opens on the first failed
-// heartbeat with one line, is recalled every repeatEvery, closes with one
-// line when heartbeats resume, and shows in Stats.
+// heartbeat with one line, is recalled every repeatEvery, goes on across a
+// change of leadership without a new line, closes with one line when
+// heartbeats resume, and shows in Stats.
 
 package raftnode
 
@@ -38,7 +39,11 @@ func TestPeerHealthOutage(t *testing.T) {
 	peers := map[string]Peer{"n2": {ID: "n2", RaftAddr: "10.0.0.3:9878", ServeAddr: "10.0.0.3:9878"}}
 	lastContact := clk.Add(-400 * time.Millisecond)
 	for i := range 200 { // 50 s of failed heartbeats, 4 a second
-		h.failed(7, "n2", lastContact, peers)
+		term := uint64(7)
+		if i >= 100 {
+			term = 9 // this node lost the leadership and won it again
+		}
+		h.failed(term, "n2", lastContact, peers)
 		if i == 0 {
 			if o := h.outages(7)["n2"]; o.since != clk || o.lastContact != lastContact || o.failures != 1 {
 				t.Fatalf("outage %+v after the first failure", o)
@@ -46,18 +51,29 @@ func TestPeerHealthOutage(t *testing.T) {
 		}
 		clk = clk.Add(250 * time.Millisecond)
 	}
-	if o := h.outages(8); len(o) != 0 {
-		t.Errorf("an outage seen in term 7 is reported in term 8: %+v", o)
-	}
-	h.resumed(7, "n2", peers)
 	if o := h.outages(7); len(o) != 0 {
+		t.Errorf("an outage whose last failure was in term 9 is reported in term 7: %+v", o)
+	}
+	if o := h.outages(9)["n2"]; o.failures != 200 || o.since != clk.Add(-50*time.Second) {
+		t.Errorf("outage %+v in term 9, want the one that began 50 s ago", o)
+	}
+	h.resumed("n2", peers)
+	if o := h.outages(9); len(o) != 0 {
 		t.Errorf("outages %+v after the heartbeats resumed", o)
 	}
-	h.resumed(7, "n2", peers) // raft says it once; a second says nothing
+	h.resumed("n2", peers) // raft says it once; a second says nothing
+	// Failing again after it was back while this node did not lead (no
+	// failure for repeatEvery) is a new outage.
+	h.failed(9, "n1", time.Time{}, peers)
+	clk = clk.Add(repeatEvery)
+	h.failed(11, "n1", time.Time{}, peers)
+	if o := h.outages(11)["n1"]; o.failures != 1 || o.since != clk {
+		t.Errorf("outage %+v, want a new one", o)
+	}
 	out := buf.String()
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 3 {
-		t.Fatalf("%d lines, want down, one reminder (30 s) and back:\n%s", len(lines), out)
+	if len(lines) != 5 {
+		t.Fatalf("%d lines, want down, one reminder (30 s) and back, then n1 down twice:\n%s", len(lines), out)
 	}
 	for i, want := range []string{
 		`level=WARN msg="raft: peer unreachable; the group goes on while a majority of its peers answer" peer=n2 raft_addr=10.0.0.3:9878 last_contact_ago=400ms`,
