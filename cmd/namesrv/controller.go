@@ -25,6 +25,7 @@ import (
 	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/core/ctlserver"
 	"github.com/rocketns/rocketns/core/remoting"
+	"github.com/rocketns/rocketns/core/server"
 	"github.com/rocketns/rocketns/core/status"
 )
 
@@ -69,7 +70,7 @@ func newControllerNode(cfg *config.Config, k *config.Controller, log *slog.Logge
 	if n.srv, err = ctlserver.New(sc); err != nil {
 		return nil, err
 	}
-	path := "/controller"
+	path := server.ControllerStatusPath
 	if admin == nil {
 		admin = adminhttp.New(adminhttp.Options{Addr: cfg.AdminListen, Log: log})
 		n.admin = admin
@@ -90,11 +91,16 @@ func controllerView(s *ctlserver.Server) status.ControllerView {
 		ID: s.ID(),
 		Raft: status.ControllerRaft{State: st.Raft.State, ReadyLeader: st.Raft.ReadyLeader, LeaderID: st.Raft.LeaderID,
 			Term: st.Raft.Term, CommitIndex: st.Raft.CommitIndex, AppliedIndex: st.Raft.AppliedIndex, Voters: st.Raft.Voters,
-			Mismatch: st.Raft.MembershipMismatch, LastContact: st.Raft.LastContact},
+			Mismatch: st.Raft.MembershipMismatch, LastContact: st.Raft.LastContact, LeaderAddr: st.Raft.LeaderAddr},
 		Sets: st.Groups, SetsWithoutMaster: st.GroupsWithoutMaster, BrokersAlive: st.BrokersAlive,
 		Elections: status.ControllerElections{Success: st.Elections.Success, StillExist: st.Elections.StillExist,
 			Failed: st.Elections.Failed, Cleared: st.Elections.Cleared},
 		NotificationsSent: st.NotificationsSent, NotificationsFailed: st.NotificationsFailed,
+	}
+	for _, p := range st.Raft.Peers {
+		v.Raft.Peers = append(v.Raft.Peers, status.ControllerPeer{ID: p.ID, RaftAddr: p.RaftAddr, ServeAddr: p.ServeAddr,
+			Self: p.Self, Leader: p.Leader, Tracked: p.Tracked, Reachable: p.Reachable, DownSince: p.DownSince,
+			LastContact: p.LastContact, Failures: p.Failures})
 	}
 	for _, g := range s.Groups() {
 		cg := status.ControllerGroup{Cluster: g.Cluster, BrokerName: g.BrokerName, HasMaster: g.HasMaster, MasterID: g.MasterID,
@@ -244,10 +250,6 @@ func runController(args, environ []string, stdout, stderr io.Writer, signals <-c
 	if opts == nil {
 		return code
 	}
-	fail := func(code int, err error) int {
-		fmt.Fprintf(stderr, "namesrv controller: %v\n", err)
-		return code
-	}
 	cfg, log, closeLog, ok := loadConfig("namesrv controller", config.LoadInput{
 		File: opts.configFile, Environ: environ, Flags: opts.overrides,
 		Base: config.DefaultController(), KeepConfigStorePath: true,
@@ -256,13 +258,13 @@ func runController(args, environ []string, stdout, stderr io.Writer, signals <-c
 		return 1
 	}
 	defer closeLog()
+	k, ok := checkController("namesrv controller", cfg, false, stderr)
+	if !ok {
+		return 1
+	}
 	if opts.print {
 		_, _ = stdout.Write(cfg.AppendControllerText(nil))
 		return 0
-	}
-	k, err := cfg.Controller(false)
-	if err != nil {
-		return fail(1, err)
 	}
 	node, err := newControllerNode(cfg, k, log, nil, nil)
 	if err != nil {

@@ -101,6 +101,11 @@ func runWith(args, environ []string, stdout, stderr io.Writer, signals <-chan os
 	defer closeLog()
 
 	if opts.print {
+		if cfg.ControllerEnabled() {
+			if _, ok := checkController("namesrv", cfg, true, stderr); !ok {
+				return 1
+			}
+		}
 		_, _ = stdout.Write(cfg.AppendTextWithController(nil))
 		return 0
 	}
@@ -126,7 +131,12 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int) {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
 		out := fs.Output()
-		fmt.Fprintf(out, "usage: namesrv [-c FILE] [-p] [-h] [--version] [-n ADDRS] [--KEY VALUE]... [--set KEY=VALUE]...\n\n")
+		fmt.Fprintf(out, "usage: namesrv [-c FILE] [-p] [-h] [--version] [-n ADDRS] [--KEY VALUE]... [--set KEY=VALUE]...\n"+
+			"       namesrv controller -c FILE [-p] [-h] [--KEY VALUE]... [--set KEY=VALUE]...\n\n"+
+			"Runs a RocketMQ NameServer, as Java's mqnamesrv; FILE is a Java namesrv.properties. With\n"+
+			"enableControllerInNamesrv=true in it, a RocketMQ 5.x controller node runs inside it too.\n"+
+			"'namesrv controller' runs a standalone controller node instead, as Java's mqcontroller, from a\n"+
+			"Java controller.conf; 'namesrv controller -h' lists its options.\n\n")
 		fs.PrintDefaults()
 	}
 	for _, name := range []string{"c", "configFile"} {

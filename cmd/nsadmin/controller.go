@@ -183,16 +183,51 @@ func (r *ctlRun) controllerAddrs() []string {
 	return out
 }
 
-// call runs fn against addr with the run's timeout, credentials and TLS.
-func (r *ctlRun) call(addr string, fn func(ctx context.Context, c *client.Client) error) error {
-	return withClient(addr, r.in, fn)
+// Roles of the addresses a controller command talks to, named when one
+// cannot be reached.
+const (
+	roleController = "controller"
+	roleLeader     = "controller leader"
+	roleNamesrv    = "NameServer"
+)
+
+// call runs fn against addr with the run's timeout, credentials and TLS. A
+// failure to reach addr names role, what addr was expected to be.
+func (r *ctlRun) call(role, addr string, fn func(ctx context.Context, c *client.Client) error) error {
+	err := withClient(addr, r.in, fn)
+	var ue *errUnreachable
+	if errors.As(err, &ue) {
+		ue.role = role
+	}
+	return err
+}
+
+// unreachables is every *errUnreachable in err's tree, in order.
+func unreachables(err error) []*errUnreachable {
+	var out []*errUnreachable
+	var walk func(error)
+	walk = func(e error) {
+		switch x := e.(type) {
+		case nil:
+		case *errUnreachable:
+			out = append(out, x)
+		case interface{ Unwrap() []error }:
+			for _, inner := range x.Unwrap() {
+				walk(inner)
+			}
+		case interface{ Unwrap() error }:
+			walk(x.Unwrap())
+		}
+	}
+	walk(err)
+	return out
 }
 
 // leader asks the node at -a for the leader (1005), as mqadmin does
 // before every leader request.
 func (r *ctlRun) leader() (string, error) {
 	var m *client.ControllerMetadata
-	err := r.call(r.controllerAddr(), func(ctx context.Context, c *client.Client) (err error) {
+	err := r.call(roleController, r.controllerAddr(), func(ctx context.Context, c *client.Client) (err error) {
 		m, err = c.ControllerMetadata(ctx)
 		return err
 	})
@@ -256,7 +291,11 @@ func printJavaError(w io.Writer, cmd *ctlCommand, err error) {
 	case errors.As(err, &re):
 		fmt.Fprintf(w, "Caused by: org.apache.rocketmq.client.exception.MQBrokerException: CODE: %d  DESC: %s\n", re.Code, re.Remark)
 	case errors.As(err, &ue):
-		fmt.Fprintf(w, "Caused by: org.apache.rocketmq.remoting.exception.RemotingConnectException: %s\n", describe(err))
+		var texts []string
+		for _, u := range unreachables(err) {
+			texts = append(texts, u.connectText())
+		}
+		fmt.Fprintf(w, "Caused by: org.apache.rocketmq.remoting.exception.RemotingConnectException: %s\n", strings.Join(texts, "; "))
 	default:
 		fmt.Fprintf(w, "Caused by: org.apache.rocketmq.client.exception.MQClientException: %s\n", describe(err))
 	}
@@ -381,23 +420,24 @@ func (r *ctlRun) namesrvAddrs() ([]string, error) {
 	return splitAddrs(list)
 }
 
-// clusterInfo asks the first reachable NameServer for the brokers (106).
+// clusterInfo asks the first reachable NameServer for the brokers (106);
+// when none is, the error names each.
 func (r *ctlRun) clusterInfo(addrs []string) (string, *body.ClusterInfo, error) {
-	var last error
+	var failed []error
 	for _, addr := range addrs {
 		var ci *body.ClusterInfo
-		err := r.call(addr, func(ctx context.Context, c *client.Client) (err error) {
+		err := r.call(roleNamesrv, addr, func(ctx context.Context, c *client.Client) (err error) {
 			ci, err = c.ClusterInfo(ctx)
 			return err
 		})
 		var ue *errUnreachable
 		if errors.As(err, &ue) {
-			last = err
+			failed = append(failed, err)
 			continue
 		}
 		return addr, ci, err
 	}
-	return "", nil, last
+	return "", nil, errors.Join(failed...)
 }
 
 // brokerNamesOf is the broker sets of cluster in ci, sorted.
@@ -414,7 +454,7 @@ func brokerNamesOf(ci *body.ClusterInfo, cluster string) ([]string, error) {
 func runGetControllerMetaData(r *ctlRun) (any, error) {
 	addr := r.controllerAddr()
 	var m *client.ControllerMetadata
-	err := r.call(addr, func(ctx context.Context, c *client.Client) (err error) {
+	err := r.call(roleController, addr, func(ctx context.Context, c *client.Client) (err error) {
 		m, err = c.ControllerMetadata(ctx)
 		return err
 	})
@@ -503,7 +543,7 @@ func runGetSyncStateSet(r *ctlRun) (any, error) {
 		return nil, err
 	}
 	var sets []body.ReplicasInfo
-	if err := r.call(leader, func(ctx context.Context, c *client.Client) (err error) {
+	if err := r.call(roleLeader, leader, func(ctx context.Context, c *client.Client) (err error) {
 		sets, err = c.SyncStateData(ctx, names)
 		return err
 	}); err != nil {
@@ -591,7 +631,8 @@ func runGetBrokerEpoch(r *ctlRun) (any, error) {
 		slices.SortFunc(addrs, body.ByBrokerID)
 		for _, a := range addrs {
 			var ec *body.EpochEntryCache
-			if err := r.call(a.Addr, func(ctx context.Context, c *client.Client) (err error) {
+			role := fmt.Sprintf("broker %s, brokerId %d", name, a.ID)
+			if err := r.call(role, a.Addr, func(ctx context.Context, c *client.Client) (err error) {
 				ec, err = c.BrokerEpochCache(ctx)
 				return err
 			}); err != nil {
@@ -629,7 +670,7 @@ func runGetControllerConfig(r *ctlRun) (any, error) {
 	}{Controllers: []nodeConfig{}}
 	for _, addr := range r.controllerAddrs() {
 		var pairs []properties.Property
-		if err := r.call(addr, func(ctx context.Context, c *client.Client) (err error) {
+		if err := r.call(roleController, addr, func(ctx context.Context, c *client.Client) (err error) {
 			_, pairs, err = c.ControllerConfig(ctx)
 			return err
 		}); err != nil {
@@ -666,7 +707,7 @@ func runUpdateControllerConfig(r *ctlRun) (any, error) {
 	results := make([]result, 0, len(addrs))
 	var first error
 	for _, addr := range addrs {
-		err := r.call(addr, func(ctx context.Context, c *client.Client) error {
+		err := r.call(roleController, addr, func(ctx context.Context, c *client.Client) error {
 			return c.UpdateControllerConfig(ctx, []properties.Property{{Key: key, Value: value}})
 		})
 		res := result{Controller: addr, OK: err == nil}
@@ -714,7 +755,7 @@ func runElectMaster(r *ctlRun) (any, error) {
 	}
 	cluster, name := r.val("c"), r.val("bn")
 	var res *client.ElectResult
-	if err := r.call(leader, func(ctx context.Context, c *client.Client) (err error) {
+	if err := r.call(roleLeader, leader, func(ctx context.Context, c *client.Client) (err error) {
 		res, err = c.ElectMaster(ctx, cluster, name, id)
 		return err
 	}); err != nil {
@@ -753,7 +794,7 @@ func runCleanBrokerMetadata(r *ctlRun) (any, error) {
 		return nil, err
 	}
 	name := r.val("bn")
-	if err := r.call(leader, func(ctx context.Context, c *client.Client) error {
+	if err := r.call(roleLeader, leader, func(ctx context.Context, c *client.Client) error {
 		return c.CleanBrokerData(ctx, r.val("c"), name, r.val("b"), living)
 	}); err != nil {
 		return nil, err
@@ -765,9 +806,11 @@ func runCleanBrokerMetadata(r *ctlRun) (any, error) {
 	return nil, nil
 }
 
-// printControllerHelp lists the controller commands (nsadmin help).
+// printControllerHelp lists the controller commands, in the command list of
+// nsadmin help.
 func printControllerHelp(w io.Writer) {
-	fmt.Fprint(w, "\nController commands (RocketMQ 5.x controller, rocketns or Java; -a names controller nodes):\n")
+	fmt.Fprint(w, "\nController commands (RocketMQ 5.x controller, rocketns or Java; -a names controller nodes,\n"+
+		"-n NameServers; the common flags below apply, -n only where a command lists it):\n")
 	tw := newTable(w)
 	for _, c := range controllerCommands() {
 		fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.synopsis)

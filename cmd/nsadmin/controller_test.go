@@ -265,7 +265,7 @@ func TestControllerCommandErrors(t *testing.T) {
 		defer ln.Close()
 		return ln.Addr().String()
 	}()
-	f(exitFail, "RemotingConnectException: unreachable: connect: connection refused", "getControllerMetaData", "-a", port)
+	f(exitFail, "RemotingConnectException: connect to "+port+" failed (controller: connect: connection refused)", "getControllerMetaData", "-a", port)
 	if r := runArgs(t, "help", "electMaster"); r.code != 0 || !strings.Contains(r.stdout, "-bn, --brokerName") {
 		t.Errorf("help: %d %s", r.code, r.stdout)
 	}

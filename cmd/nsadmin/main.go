@@ -74,7 +74,6 @@ func runEnv(args []string, stdout, stderr io.Writer, getenv func(string) string)
 			return exitOK
 		}
 		printHelp(stdout, cmds)
-		printControllerHelp(stdout)
 		return exitOK
 	}
 	if cc := lookupController(name); cc != nil { // controller.go
@@ -391,16 +390,30 @@ func splitAddrs(list string) ([]string, error) {
 	return addrs, nil
 }
 
-// errUnreachable marks a failure to talk to a NameServer at all (dial,
-// lost connection, deadline), as opposed to an answer with an error code.
-// plain: the connection was plaintext.
+// errUnreachable marks a failure to talk to a server at all (dial, lost
+// connection, deadline), as opposed to an answer with an error code.
+// plain: the connection was plaintext. addr is the address tried, role
+// what was expected there ("NameServer", "controller", "broker ..."), for
+// the commands whose output does not name the address around the error.
 type errUnreachable struct {
-	err   error
-	plain bool
+	err        error
+	plain      bool
+	addr, role string
 }
 
 func unreachable(err error, in *input) *errUnreachable {
 	return &errUnreachable{err: err, plain: in.tls == nil}
+}
+
+// connectText is the error in the words of Java's RemotingConnectException
+// ("connect to <addr> failed"), with what was expected at the address and
+// why it failed.
+func (e *errUnreachable) connectText() string {
+	role := e.role
+	if role == "" {
+		role = "server"
+	}
+	return fmt.Sprintf("connect to %s failed (%s: %s)", e.addr, role, strings.TrimPrefix(e.Error(), "unreachable: "))
 }
 
 // Error keeps only the innermost network error ("connect: connection
@@ -429,14 +442,18 @@ func withClient(addr string, in *input, fn func(ctx context.Context, c *client.C
 	defer cancel()
 	c, err := dial(ctx, addr, in)
 	if err != nil {
-		return unreachable(err, in)
+		ue := unreachable(err, in)
+		ue.addr = addr
+		return ue
 	}
 	defer c.Close()
 	c.SetCredentials(in.creds)
 	err = fn(ctx, c)
 	var re *client.ResponseError
 	if err != nil && !errors.As(err, &re) && isTransport(err) {
-		return unreachable(err, in)
+		ue := unreachable(err, in)
+		ue.addr = addr
+		return ue
 	}
 	return err
 }

@@ -42,6 +42,7 @@ and flag names.
 
 Usage:
   nsadmin <command> -n 'host:port[;host:port...]' [flags]
+  nsadmin <controller command> -a 'host:port[;host:port...]' [flags]
   nsadmin help [command]
   nsadmin <command> -h
   nsadmin --version
@@ -64,6 +65,7 @@ Commands:
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.name, kind, c.synopsis)
 	}
 	tw.Flush()
+	printControllerHelp(w) // controller.go
 	fmt.Fprint(w, "\nCommon flags:\n")
 	tw = newTable(w)
 	printCommonFlags(tw)

@@ -107,6 +107,13 @@ func lookupControllerKey(name string) (ctlKey, bool) {
 	return ctlKey{}, false
 }
 
+// controllerReads reports whether the controller node reads key (a Java
+// NameServer key among them: enableControllerInNamesrv starts it).
+func controllerReads(key string) bool {
+	k, ok := lookupControllerKey(key)
+	return ok && k.use == ctlUsed
+}
+
 // ControllerKeyNames returns every controller key rocketns knows, sorted.
 func ControllerKeyNames() []string {
 	out := make([]string, len(controllerKeys))

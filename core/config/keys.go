@@ -207,7 +207,7 @@ var nettyClientKeys = []string{
 func IsJavaOnlyKey(name string) bool {
 	for _, k := range javaOnlyDefaults {
 		if k.name == name {
-			return true
+			return !controllerReads(name)
 		}
 	}
 	for _, k := range nettyClientKeys {
@@ -227,8 +227,9 @@ type JavaKey struct {
 	// Class is the Java config class: NamesrvConfig, NettyServerConfig or
 	// NettyClientConfig.
 	Class string
-	// Used: rocketns acts on it (a Config field); otherwise it is accepted,
-	// kept and printed, and has no effect.
+	// Used: rocketns acts on it (a Config field, or a key the controller
+	// reads: enableControllerInNamesrv); otherwise it is accepted, kept and
+	// printed, and has no effect.
 	Used bool
 }
 
@@ -251,7 +252,7 @@ func JavaKeys() []JavaKey {
 		if i < javaOnlyNamesrvCount {
 			class = "NamesrvConfig"
 		}
-		out = append(out, JavaKey{Name: j.name, Default: j.value, Class: class})
+		out = append(out, JavaKey{Name: j.name, Default: j.value, Class: class, Used: controllerReads(j.name)})
 	}
 	for _, n := range nettyClientKeys {
 		out = append(out, JavaKey{Name: n, Class: "NettyClientConfig"})

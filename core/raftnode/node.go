@@ -187,6 +187,7 @@ type Node struct {
 	seq       atomic.Uint64
 	waiters   sync.Map // reqKey -> chan any
 	mismatch  atomic.Bool
+	health    *peerHealth // peers.go
 	stop      chan struct{}
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -284,6 +285,7 @@ func New(cfg Config, fsm FSM) (_ *Node, err error) {
 	if has {
 		n.checkMembership()
 	}
+	n.watchPeers()
 	n.wg.Add(1)
 	go n.monitor()
 	return n, nil

@@ -23,6 +23,11 @@ type Stats struct {
 	// never, or on the leader itself).
 	LastContact time.Time
 	LeaderID    string // empty when no leader is known
+	// LeaderAddr is the leader's broker-facing address (what 1005 names),
+	// empty when no leader is known or it is not a configured peer.
+	LeaderAddr string
+	// Peers are the configured peers, with their health on the leader.
+	Peers []PeerStats
 	// Voters is the number of voting members in raft's configuration.
 	Voters int
 	// MembershipMismatch is set when raft's membership differs from the
@@ -41,7 +46,9 @@ func (n *Node) Stats() Stats {
 		CommitIndex:        n.raft.CommitIndex(),
 		AppliedIndex:       n.raft.AppliedIndex(),
 		LeaderID:           string(id),
+		LeaderAddr:         n.peers[string(id)].ServeAddr,
 		MembershipMismatch: n.mismatch.Load(),
+		Peers:              n.peerStats(string(id)),
 	}
 	if n.raft.State() != raft.Leader {
 		st.LastContact = n.raft.LastContact()
