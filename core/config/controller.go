@@ -425,8 +425,8 @@ func (c *Config) AppendTextWithController(dst []byte) []byte {
 }
 
 // standaloneKeys are the NameServer-table keys a standalone controller
-// reads: Netty's, the logging, limits, TLS and admin listener, and the
-// ones ControllerConfig shares. Never modified.
+// reads: Netty's, the logging, limits, TLS, admin listener and
+// authorization, and the ones ControllerConfig shares. Never modified.
 var standaloneKeys = []string{
 	"rocketmqHome", "configStorePath", "configBlackList", "scanNotActiveBrokerInterval",
 	"bindAddress", "listenPort", "serverChannelMaxIdleTimeSeconds",
@@ -435,6 +435,9 @@ var standaloneKeys = []string{
 	KeyTLSServerMode, KeyTLSServerCertPath, KeyTLSServerKeyPath, KeyTLSServerKeyPassword, KeyTLSServerTrustCertPath,
 	KeyTLSServerNeedClientAuth, KeyTLSServerAuthClient, KeyTLSTestModeEnable, KeyTLSConfigFile,
 	KeyAdminListen,
+	// The controller port enforces the NameServer's authorization keys.
+	"authorizationEnable", "aclFile", "authorizeBrokerRegistration", "adminAllowCIDRs", "brokerAllowCIDRs",
+	"aclStrictSignature", "aclStrictWindowSeconds",
 }
 
 // AppendControllerText appends a standalone controller's settings as

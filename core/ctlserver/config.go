@@ -11,6 +11,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/rocketns/rocketns/core/auth"
 	"github.com/rocketns/rocketns/core/raftnode/membership"
 	"github.com/rocketns/rocketns/core/remoting"
 )
@@ -96,6 +97,11 @@ type Config struct {
 	// TLS, when set, serves TLS on the broker-facing port beside
 	// plaintext (raft connections are always plaintext).
 	TLS *remoting.TLS
+	// Auth is who may send what on the broker-facing port: the
+	// NameServer's policy (config.Config.AuthPolicy; embedded, the very
+	// NameServer's), applied by requestClass. Nil serves everyone, as
+	// Java's controller does.
+	Auth *auth.Policy
 
 	// Raft holds the raft timings; zero fields take raftnode's defaults.
 	Raft RaftConfig

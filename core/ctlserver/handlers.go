@@ -10,6 +10,7 @@ import (
 
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/codec/properties"
+	"github.com/rocketns/rocketns/core/auth"
 	"github.com/rocketns/rocketns/core/controller"
 	"github.com/rocketns/rocketns/core/remoting"
 )
@@ -29,20 +30,23 @@ const heartbeatSampleEvery = 64
 // routes is the controller port's table. Every other code, the raft and
 // DLedger ones included, is answered 3 REQUEST_CODE_NOT_SUPPORTED as Java
 // answers codes it did not register.
+//
+// The codes that change state or show the configuration are behind the
+// authorization check (guard, requestClass); the open reads are not.
 func (s *Server) routes() []remoting.Route {
 	return []remoting.Route{
-		{Code: codec.BrokerHeartbeat, Handler: s.handleHeartbeat, TimeEvery: heartbeatSampleEvery},
+		{Code: codec.BrokerHeartbeat, Handler: s.guard(s.handleHeartbeat), TimeEvery: heartbeatSampleEvery},
 		{Code: codec.ControllerGetMetadataInfo, Handler: s.handleMetadata},
-		{Code: codec.UpdateControllerConfig, Handler: s.handleUpdateConfig},
-		{Code: codec.GetControllerConfig, Handler: s.handleGetConfig},
-		{Code: codec.ControllerAlterSyncStateSet, Handler: s.handleAlterSyncStateSet},
-		{Code: codec.ControllerElectMaster, Handler: s.handleElectMaster},
-		{Code: codec.ControllerRegisterBroker, Handler: s.handleRegisterBroker},
+		{Code: codec.UpdateControllerConfig, Handler: s.guard(plain(s.handleUpdateConfig))},
+		{Code: codec.GetControllerConfig, Handler: s.guard(plain(s.handleGetConfig))},
+		{Code: codec.ControllerAlterSyncStateSet, Handler: s.guard(plain(s.handleAlterSyncStateSet))},
+		{Code: codec.ControllerElectMaster, Handler: s.guard(plain(s.handleElectMaster))},
+		{Code: codec.ControllerRegisterBroker, Handler: s.guard(plain(s.handleRegisterBroker))},
 		{Code: codec.ControllerGetReplicaInfo, Handler: s.handleGetReplicaInfo},
 		{Code: codec.ControllerGetSyncStateData, Handler: s.handleGetSyncStateData},
-		{Code: codec.CleanBrokerData, Handler: s.handleCleanBrokerData},
+		{Code: codec.CleanBrokerData, Handler: s.guard(plain(s.handleCleanBrokerData))},
 		{Code: codec.ControllerGetNextBrokerID, Handler: s.handleNextBrokerID},
-		{Code: codec.ControllerApplyBrokerID, Handler: s.handleApplyBrokerID},
+		{Code: codec.ControllerApplyBrokerID, Handler: s.guard(plain(s.handleApplyBrokerID))},
 	}
 }
 
@@ -50,7 +54,7 @@ func (s *Server) routes() []remoting.Route {
 // its own liveness table: no raft round trip, no allocation for a known
 // broker. Brokers send it oneway; a request that is not oneway gets 0
 // "Heart beat success", or 2005 without a brokerId.
-func (s *Server) handleHeartbeat(c *remoting.Conn, req, resp *codec.Command) error {
+func (s *Server) handleHeartbeat(c *remoting.Conn, req, resp *codec.Command, _ auth.Grant) error {
 	var hb controller.Heartbeat
 	controller.ParseHeartbeat(req, &hb)
 	now := s.nowMs()

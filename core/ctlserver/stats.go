@@ -21,6 +21,8 @@ type counters struct {
 	unknownOutcome, reannounced atomic.Uint64
 	// reconciles counts the reconcile passes finished (tests).
 	reconciles atomic.Uint64
+	// refusals counts the requests refused before they changed anything.
+	refusals refusalCounts
 }
 
 // election counts one committed 1002 decision by its answer.
