@@ -38,6 +38,23 @@ const (
 	KeyControllerRaftHeartbeatTimeout   = "controllerRaftHeartbeatTimeoutMs"
 	KeyControllerRaftElectionTimeout    = "controllerRaftElectionTimeoutMs"
 	KeyControllerRaftLeaderLeaseTimeout = "controllerRaftLeaderLeaseTimeoutMs"
+	// rocketns's bounds on the controller's state (a peer that may send
+	// 1013 and 904 could otherwise grow it without end).
+	KeyControllerMaxBrokerSets    = "controllerMaxBrokerSets"
+	KeyControllerMaxBrokersPerSet = "controllerMaxBrokersPerSet"
+	KeyControllerMaxLiveBrokers   = "controllerMaxLiveBrokers"
+)
+
+// Defaults of the state bounds: far above any real cluster (a few hundred
+// broker sets of two or three brokers, a few more ids where brokers lost
+// their identity files), far below what exhausts a node. At the bounds, a
+// node holds about 40 MiB of state.
+const (
+	DefaultControllerMaxBrokerSets    = 4096
+	DefaultControllerMaxBrokersPerSet = 32
+	DefaultControllerMaxLiveBrokers   = 16384
+	// maxControllerBound caps each of them.
+	maxControllerBound = 1 << 20
 )
 
 // ctlUse says what rocketns does with a controller key.
@@ -80,6 +97,9 @@ var controllerKeys = []ctlKey{
 	{KeyControllerRaftHeartbeatTimeout, TypeInt, "0", ctlUsed},
 	{KeyControllerRaftElectionTimeout, TypeInt, "0", ctlUsed},
 	{KeyControllerRaftLeaderLeaseTimeout, TypeInt, "0", ctlUsed},
+	{KeyControllerMaxBrokerSets, TypeInt, strconv.Itoa(DefaultControllerMaxBrokerSets), ctlUsed},
+	{KeyControllerMaxBrokersPerSet, TypeInt, strconv.Itoa(DefaultControllerMaxBrokersPerSet), ctlUsed},
+	{KeyControllerMaxLiveBrokers, TypeInt, strconv.Itoa(DefaultControllerMaxLiveBrokers), ctlUsed},
 
 	{"mappedFileSize", TypeInt, "1073741824", ctlJavaOnly},
 	{"controllerThreadPoolNums", TypeInt, "16", ctlJavaOnly},
@@ -225,6 +245,9 @@ type Controller struct {
 	ConfigBlackList string
 	// Raft timings, zero for raftnode's defaults.
 	RaftHeartbeatTimeout, RaftElectionTimeout, RaftLeaderLeaseTimeout time.Duration
+	// The state bounds: broker sets, registered ids per set, and brokers
+	// not registered in the liveness table.
+	MaxBrokerSets, MaxBrokersPerSet, MaxLiveBrokers int
 
 	// The keys the node shares with the NameServer: bindAddress,
 	// serverChannelMaxIdleTimeSeconds (0 = never), frameMaxLength,
@@ -287,6 +310,9 @@ func (c *Config) Controller(embedded bool) (*Controller, error) {
 		RaftHeartbeatTimeout:        ms(KeyControllerRaftHeartbeatTimeout),
 		RaftElectionTimeout:         ms(KeyControllerRaftElectionTimeout),
 		RaftLeaderLeaseTimeout:      ms(KeyControllerRaftLeaderLeaseTimeout),
+		MaxBrokerSets:               int(c.ctlInt(KeyControllerMaxBrokerSets)),
+		MaxBrokersPerSet:            int(c.ctlInt(KeyControllerMaxBrokersPerSet)),
+		MaxLiveBrokers:              int(c.ctlInt(KeyControllerMaxLiveBrokers)),
 		BindAddress:                 c.BindAddress,
 		IdleTimeoutSeconds:          c.ServerChannelMaxIdleTimeSeconds,
 		FrameMaxLength:              c.FrameMaxLength,
@@ -314,6 +340,14 @@ func (c *Config) Controller(embedded bool) (*Controller, error) {
 	}
 	if k.RequestQueueCapacity < 1 {
 		bad("%s=%d: want a positive number", KeyControllerQueueCapacity, k.RequestQueueCapacity)
+	}
+	for _, b := range []struct {
+		key string
+		v   int
+	}{{KeyControllerMaxBrokerSets, k.MaxBrokerSets}, {KeyControllerMaxBrokersPerSet, k.MaxBrokersPerSet}, {KeyControllerMaxLiveBrokers, k.MaxLiveBrokers}} {
+		if b.v < 1 || b.v > maxControllerBound {
+			bad("%s=%d: want 1 to %d", b.key, b.v, maxControllerBound)
+		}
 	}
 	errs = append(errs, k.checkRaft()...)
 	if len(errs) > 0 {

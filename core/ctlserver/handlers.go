@@ -7,6 +7,7 @@ package ctlserver
 import (
 	"bytes"
 	"errors"
+	"fmt"
 
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/codec/properties"
@@ -53,14 +54,37 @@ func (s *Server) routes() []remoting.Route {
 // handleHeartbeat is BROKER_HEARTBEAT (904), answered on every node from
 // its own liveness table: no raft round trip, no allocation for a known
 // broker. Brokers send it oneway; a request that is not oneway gets 0
-// "Heart beat success", or 2005 without a brokerId.
-func (s *Server) handleHeartbeat(c *remoting.Conn, req, resp *codec.Command, _ auth.Grant) error {
+// "Heart beat success", or 2005 without a brokerId. A heartbeat for a
+// broker another connection holds (controller.Liveness.Record) or one
+// beyond the table's bound is refused and recorded nowhere.
+func (s *Server) handleHeartbeat(c *remoting.Conn, req, resp *codec.Command, g auth.Grant) error {
 	var hb controller.Heartbeat
 	controller.ParseHeartbeat(req, &hb)
+	from := controller.Origin{Conn: uint64(c.ID()), Host: peerHost(c.Peer()), Owner: g.Owns(hb.BrokerName)}
 	now := s.nowMs()
 	s.liveMu.Lock()
-	s.live.Heartbeat(&hb, uint64(c.ID()), now)
+	res := s.live.Record(&hb, from, now)
 	s.liveMu.Unlock()
+	if res == controller.HeartbeatFull && s.registered(&hb) {
+		from.Registered = true
+		s.liveMu.Lock()
+		res = s.live.Record(&hb, from, now)
+		s.liveMu.Unlock()
+	}
+	switch res {
+	case controller.HeartbeatHeld:
+		s.refuseHeartbeatTakeover(c, req, resp, &hb)
+		return nil
+	case controller.HeartbeatFull:
+		s.refuseLivenessFull(c, req, resp, &hb)
+		return nil
+	case controller.HeartbeatTooLong:
+		s.counts.refused(refusedFieldSize)
+		if !req.IsOneway() {
+			refuse(resp, codec.SystemError, fmt.Sprintf("heartbeat refused: its clusterName, brokerName or brokerAddr is longer than %d bytes", controller.MaxFieldBytes))
+		}
+		return nil
+	}
 	if !req.IsOneway() {
 		r := controller.HeartbeatReply(&hb)
 		r.Fill(resp)
@@ -211,8 +235,8 @@ func (s *Server) handleCleanBrokerData(c *remoting.Conn, req, resp *codec.Comman
 // handleApplyBrokerID is CONTROLLER_APPLY_BROKER_ID (1013).
 func (s *Server) handleApplyBrokerID(c *remoting.Conn, req, resp *codec.Command) error {
 	r := controller.ParseApplyBrokerID(req)
-	return s.write(c, req, resp, func(st *controller.State, _ controller.Env) controller.Decision {
-		return st.ApplyBrokerID(r)
+	return s.write(c, req, resp, func(st *controller.State, env controller.Env) controller.Decision {
+		return st.ApplyBrokerID(r, env)
 	})
 }
 
@@ -262,8 +286,10 @@ func (s *Server) decide(d decider) controller.Decision {
 	s.fsm.Read(func(st *controller.State) {
 		s.liveMu.Lock()
 		defer s.liveMu.Unlock()
-		out = d(st, controller.Env{Live: s.live, Now: now,
-			Settings: controller.Settings{EnableElectUncleanMaster: rt.EnableElectUncleanMaster}})
+		out = d(st, controller.Env{Live: s.live, Now: now, Settings: controller.Settings{
+			EnableElectUncleanMaster: rt.EnableElectUncleanMaster,
+			MaxBrokerSets:            s.cfg.MaxBrokerSets, MaxBrokersPerSet: s.cfg.MaxBrokersPerSet,
+		}})
 	})
 	return out
 }

@@ -7,7 +7,9 @@ package ctlserver
 import (
 	"sync/atomic"
 
+	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/core/auth"
+	"github.com/rocketns/rocketns/core/controller"
 )
 
 // refusal is a reason a request was refused, a label of
@@ -85,4 +87,20 @@ func (s *Server) Refusals() map[string]uint64 {
 		}
 	}
 	return out
+}
+
+// boundRefused counts and logs a request a bound on the state refused.
+func (s *Server) boundRefused(code int32, d controller.Decision) {
+	r := refusedOther
+	switch d.Bound {
+	case controller.BoundBrokerSets:
+		r = refusedBrokerSets
+	case controller.BoundBrokersPerSet:
+		r = refusedBrokersPerSet
+	case controller.BoundFieldSize:
+		r = refusedFieldSize
+	}
+	s.counts.refused(r)
+	s.log.Warn("controller: request refused by a bound on the state", "request", codec.ControllerRequestCodeName(code),
+		"reason", refusalNames[r], "remark", d.Reply.Remark)
 }
