@@ -125,7 +125,7 @@ func controllerView(s *ctlserver.Server) status.ControllerView {
 			Failed: st.Elections.Failed, Cleared: st.Elections.Cleared},
 		NotificationsSent: st.NotificationsSent, NotificationsFailed: st.NotificationsFailed,
 	}
-	for _, g := range s.Groups() {
+	for _, g := range s.GroupsUpTo(status.DefaultMaxRows) { // the page shows no more
 		cg := status.ControllerGroup{Cluster: g.Cluster, BrokerName: g.BrokerName, HasMaster: g.HasMaster, MasterID: g.MasterID,
 			MasterAddr: g.MasterAddr, MasterEpoch: g.MasterEpoch, SyncStateSet: g.SyncStateSet,
 			SyncStateSetEpoch: g.SyncStateSetEpoch, NextID: g.NextID}
