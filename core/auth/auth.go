@@ -61,7 +61,8 @@ const (
 	// nothing that changes state.
 	RoleReadOnly Role = iota + 1
 	// RoleBroker may register, report, unregister and register topics
-	// (103, 104, 217, 322, 904), nothing an operator does.
+	// (103, 104, 217, 322, 904; on a controller's port its broker codes),
+	// nothing an operator does.
 	RoleBroker
 	// RoleAdmin may send every code.
 	RoleAdmin
