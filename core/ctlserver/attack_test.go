@@ -44,10 +44,10 @@ const insiderHost = "127.0.0.4"
 // ctlAttackSize is how hard each attack pushes: rounds of every stranger
 // request, and the floods against the bounds.
 type ctlAttackSize struct {
-	rounds                   int
-	maxSets, maxLive         int // 0: config's defaults
-	floodSets, floodLive     int
-	floodConns, floodPerConn int
+	rounds               int
+	maxSets, maxLive     int // 0: config's defaults
+	floodSets, floodLive int
+	floodConns           int
 }
 
 func ctlAttackSizeOf(t *testing.T) ctlAttackSize {
