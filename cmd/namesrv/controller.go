@@ -21,6 +21,7 @@ import (
 
 	"github.com/rocketns/rocketns/codec/properties"
 	"github.com/rocketns/rocketns/core/adminhttp"
+	"github.com/rocketns/rocketns/core/auth"
 	"github.com/rocketns/rocketns/core/certs"
 	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/core/ctlserver"
@@ -53,11 +54,15 @@ type controllerNode struct {
 // and status page (at /controller); otherwise the node gets a listener of
 // its own on adminListen, with its status page at /. budget, when set, is
 // the NameServer's buffered-bytes budget, shared with the broker port.
-func newControllerNode(cfg *config.Config, k *config.Controller, log *slog.Logger, admin *adminhttp.Server, budget *remoting.Budget) (*controllerNode, error) {
+// policy is who may send what on the controller port (nil: everyone):
+// embedded, the NameServer's own policy.
+func newControllerNode(cfg *config.Config, k *config.Controller, log *slog.Logger, admin *adminhttp.Server, budget *remoting.Budget, policy *auth.Policy) (*controllerNode, error) {
 	sc := ctlserver.FromConfig(k)
 	sc.Logger = log
 	sc.MaxConnectionsPerIP = cfg.MaxConnectionsPerIP
 	sc.Budget = budget
+	sc.Auth = policy
+	logControllerAuth(cfg, log, policy)
 	sc.Settings = ctlserver.NewFileConfig(&sc, k.StartupProperties(), k.ConfigStorePath, k.ConfigBlackList)
 	n := &controllerNode{log: log, bind: cfg.BindAddress, stop: make(chan struct{})}
 	var err error
@@ -84,6 +89,30 @@ func newControllerNode(cfg *config.Config, k *config.Controller, log *slog.Logge
 	return n, nil
 }
 
+// controllerAuthPolicy is the policy a standalone controller enforces,
+// from the same keys as the NameServer's: nil when none is set.
+func controllerAuthPolicy(cfg *config.Config) (*auth.Policy, error) {
+	if !cfg.AuthEnabled() {
+		return nil, nil
+	}
+	p, err := cfg.AuthPolicy()
+	if err != nil {
+		return nil, fmt.Errorf("authorization: %w", err)
+	}
+	return p, nil
+}
+
+// logControllerAuth says at start what the controller port lets through.
+func logControllerAuth(cfg *config.Config, log *slog.Logger, policy *auth.Policy) {
+	if policy == nil || !policy.Enabled() {
+		log.Warn("controller port open to every peer: any host that reaches it can move masters, rewrite broker addresses and change settings; set brokerAllowCIDRs and adminAllowCIDRs, or authorizationEnable")
+		return
+	}
+	log.Info("controller port authorization on", "signatures", cfg.AuthorizationEnable,
+		"admin_allow_cidrs", cfg.AdminAllowCIDRs, "broker_allow_cidrs", cfg.BrokerAllowCIDRs,
+		"broker_registration", cfg.AuthorizeBrokerRegistration)
+}
+
 // controllerView is what the status page shows of s.
 func controllerView(s *ctlserver.Server) status.ControllerView {
 	st := s.Stats()
@@ -102,7 +131,7 @@ func controllerView(s *ctlserver.Server) status.ControllerView {
 			Self: p.Self, Leader: p.Leader, Tracked: p.Tracked, Reachable: p.Reachable, DownSince: p.DownSince,
 			LastContact: p.LastContact, Failures: p.Failures})
 	}
-	for _, g := range s.Groups() {
+	for _, g := range s.GroupsUpTo(status.DefaultMaxRows) { // the page shows no more
 		cg := status.ControllerGroup{Cluster: g.Cluster, BrokerName: g.BrokerName, HasMaster: g.HasMaster, MasterID: g.MasterID,
 			MasterAddr: g.MasterAddr, MasterEpoch: g.MasterEpoch, SyncStateSet: g.SyncStateSet,
 			SyncStateSetEpoch: g.SyncStateSetEpoch, NextID: g.NextID}
@@ -262,11 +291,17 @@ func runController(args, environ []string, stdout, stderr io.Writer, signals <-c
 	if !ok {
 		return 1
 	}
+	// The policy is checked before -p prints, as start-up checks it.
+	policy, err := controllerAuthPolicy(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "namesrv controller: %v\n", err)
+		return 1
+	}
 	if opts.print {
 		_, _ = stdout.Write(cfg.AppendControllerText(nil))
 		return 0
 	}
-	node, err := newControllerNode(cfg, k, log, nil, nil)
+	node, err := newControllerNode(cfg, k, log, nil, nil, policy)
 	if err != nil {
 		log.Error("cannot initialise the controller; fix the cause and start again", "err", err)
 		return 1

@@ -34,7 +34,7 @@ func TestControllerViewNamesLeaderAndPeers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := newControllerNode(cfg, k, slog.New(slog.DiscardHandler), nil, nil)
+	n, err := newControllerNode(cfg, k, slog.New(slog.DiscardHandler), nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,6 +38,23 @@ const (
 	KeyControllerRaftHeartbeatTimeout   = "controllerRaftHeartbeatTimeoutMs"
 	KeyControllerRaftElectionTimeout    = "controllerRaftElectionTimeoutMs"
 	KeyControllerRaftLeaderLeaseTimeout = "controllerRaftLeaderLeaseTimeoutMs"
+	// rocketns's bounds on the controller's state (a peer that may send
+	// 1013 and 904 could otherwise grow it without end).
+	KeyControllerMaxBrokerSets    = "controllerMaxBrokerSets"
+	KeyControllerMaxBrokersPerSet = "controllerMaxBrokersPerSet"
+	KeyControllerMaxLiveBrokers   = "controllerMaxLiveBrokers"
+)
+
+// Defaults of the state bounds: far above any real cluster (a few hundred
+// broker sets of two or three brokers, a few more ids where brokers lost
+// their identity files), far below what exhausts a node: a flood up to
+// all three (short names) grew a node's live heap by about 13 MiB.
+const (
+	DefaultControllerMaxBrokerSets    = 4096
+	DefaultControllerMaxBrokersPerSet = 32
+	DefaultControllerMaxLiveBrokers   = 16384
+	// maxControllerBound caps each of them.
+	maxControllerBound = 1 << 20
 )
 
 // ctlUse says what rocketns does with a controller key.
@@ -80,6 +97,9 @@ var controllerKeys = []ctlKey{
 	{KeyControllerRaftHeartbeatTimeout, TypeInt, "0", ctlUsed},
 	{KeyControllerRaftElectionTimeout, TypeInt, "0", ctlUsed},
 	{KeyControllerRaftLeaderLeaseTimeout, TypeInt, "0", ctlUsed},
+	{KeyControllerMaxBrokerSets, TypeInt, strconv.Itoa(DefaultControllerMaxBrokerSets), ctlUsed},
+	{KeyControllerMaxBrokersPerSet, TypeInt, strconv.Itoa(DefaultControllerMaxBrokersPerSet), ctlUsed},
+	{KeyControllerMaxLiveBrokers, TypeInt, strconv.Itoa(DefaultControllerMaxLiveBrokers), ctlUsed},
 
 	{"mappedFileSize", TypeInt, "1073741824", ctlJavaOnly},
 	{"controllerThreadPoolNums", TypeInt, "16", ctlJavaOnly},
@@ -232,6 +252,9 @@ type Controller struct {
 	ConfigBlackList string
 	// Raft timings, zero for raftnode's defaults.
 	RaftHeartbeatTimeout, RaftElectionTimeout, RaftLeaderLeaseTimeout time.Duration
+	// The state bounds: broker sets, registered ids per set, and brokers
+	// not registered in the liveness table.
+	MaxBrokerSets, MaxBrokersPerSet, MaxLiveBrokers int
 
 	// The keys the node shares with the NameServer: bindAddress,
 	// serverChannelMaxIdleTimeSeconds (0 = never), frameMaxLength,
@@ -294,6 +317,9 @@ func (c *Config) Controller(embedded bool) (*Controller, error) {
 		RaftHeartbeatTimeout:        ms(KeyControllerRaftHeartbeatTimeout),
 		RaftElectionTimeout:         ms(KeyControllerRaftElectionTimeout),
 		RaftLeaderLeaseTimeout:      ms(KeyControllerRaftLeaderLeaseTimeout),
+		MaxBrokerSets:               int(c.ctlInt(KeyControllerMaxBrokerSets)),
+		MaxBrokersPerSet:            int(c.ctlInt(KeyControllerMaxBrokersPerSet)),
+		MaxLiveBrokers:              int(c.ctlInt(KeyControllerMaxLiveBrokers)),
 		BindAddress:                 c.BindAddress,
 		IdleTimeoutSeconds:          c.ServerChannelMaxIdleTimeSeconds,
 		FrameMaxLength:              c.FrameMaxLength,
@@ -321,6 +347,14 @@ func (c *Config) Controller(embedded bool) (*Controller, error) {
 	}
 	if k.RequestQueueCapacity < 1 {
 		bad("%s=%d: want a positive number", KeyControllerQueueCapacity, k.RequestQueueCapacity)
+	}
+	for _, b := range []struct {
+		key string
+		v   int
+	}{{KeyControllerMaxBrokerSets, k.MaxBrokerSets}, {KeyControllerMaxBrokersPerSet, k.MaxBrokersPerSet}, {KeyControllerMaxLiveBrokers, k.MaxLiveBrokers}} {
+		if b.v < 1 || b.v > maxControllerBound {
+			bad("%s=%d: want 1 to %d", b.key, b.v, maxControllerBound)
+		}
 	}
 	errs = append(errs, k.checkRaft()...)
 	if len(errs) > 0 {
@@ -432,8 +466,8 @@ func (c *Config) AppendTextWithController(dst []byte) []byte {
 }
 
 // standaloneKeys are the NameServer-table keys a standalone controller
-// reads: Netty's, the logging, limits, TLS and admin listener, and the
-// ones ControllerConfig shares. Never modified.
+// reads: Netty's, the logging, limits, TLS, admin listener and
+// authorization, and the ones ControllerConfig shares. Never modified.
 var standaloneKeys = []string{
 	"rocketmqHome", "configStorePath", "configBlackList", "scanNotActiveBrokerInterval",
 	"bindAddress", "listenPort", "serverChannelMaxIdleTimeSeconds",
@@ -442,6 +476,9 @@ var standaloneKeys = []string{
 	KeyTLSServerMode, KeyTLSServerCertPath, KeyTLSServerKeyPath, KeyTLSServerKeyPassword, KeyTLSServerTrustCertPath,
 	KeyTLSServerNeedClientAuth, KeyTLSServerAuthClient, KeyTLSTestModeEnable, KeyTLSConfigFile,
 	KeyAdminListen,
+	// The controller port enforces the NameServer's authorization keys.
+	"authorizationEnable", "aclFile", "authorizeBrokerRegistration", "adminAllowCIDRs", "brokerAllowCIDRs",
+	"aclStrictSignature", "aclStrictWindowSeconds",
 }
 
 // AppendControllerText appends a standalone controller's settings as

@@ -11,6 +11,8 @@ import (
 	"net"
 	"time"
 
+	"github.com/rocketns/rocketns/core/auth"
+	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/core/raftnode/membership"
 	"github.com/rocketns/rocketns/core/remoting"
 )
@@ -70,6 +72,13 @@ type Config struct {
 	// RequestQueueCapacity bounds the leader requests waiting to be
 	// decided; beyond it a request is answered 2 SYSTEM_BUSY.
 	RequestQueueCapacity int
+	// MaxBrokerSets bounds the broker sets: a 1013 that would create one
+	// more is refused. MaxBrokersPerSet bounds the ids registered in one
+	// set the same way. MaxLiveBrokers bounds the liveness table: a
+	// heartbeat from a broker new to it and not registered is refused
+	// while it holds that many (registered brokers are always admitted).
+	// Zero takes config's defaults.
+	MaxBrokerSets, MaxBrokersPerSet, MaxLiveBrokers int
 
 	// IdleTimeout closes a broker-facing connection silent for this long
 	// (which counts as the broker's connection closing); negative is
@@ -96,6 +105,11 @@ type Config struct {
 	// TLS, when set, serves TLS on the broker-facing port beside
 	// plaintext (raft connections are always plaintext).
 	TLS *remoting.TLS
+	// Auth is who may send what on the broker-facing port: the
+	// NameServer's policy (config.Config.AuthPolicy; embedded, the very
+	// NameServer's), applied by requestClass. Nil serves everyone, as
+	// Java's controller does.
+	Auth *auth.Policy
 
 	// Raft holds the raft timings; zero fields take raftnode's defaults.
 	Raft RaftConfig
@@ -181,6 +195,14 @@ func (c *Config) withDefaults() {
 	if c.RequestQueueCapacity <= 0 {
 		c.RequestQueueCapacity = DefaultRequestQueueCapacity
 	}
+	defInt := func(n *int, v int) {
+		if *n <= 0 {
+			*n = v
+		}
+	}
+	defInt(&c.MaxBrokerSets, config.DefaultControllerMaxBrokerSets)
+	defInt(&c.MaxBrokersPerSet, config.DefaultControllerMaxBrokersPerSet)
+	defInt(&c.MaxLiveBrokers, config.DefaultControllerMaxLiveBrokers)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}

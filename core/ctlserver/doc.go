@@ -52,6 +52,20 @@
 //     barrier so it cannot contradict the entry if it commits).
 //   - Everything else: 3 REQUEST_CODE_NOT_SUPPORTED.
 //
+// # Who may ask
+//
+// Config.Auth is the NameServer's authorization policy (core/auth), and
+// requestClass gives each request its class: what brokers send in their
+// run (904, 1001, 1003, 1013, a broker's own 1002) is a broker code, an
+// operator's 1002 (designateElect), 1009 and 1011 are admin codes, 1010 a
+// config read, and 1004, 1005, 1006, 1012 stay open. A refusal is the
+// NameServer's NO_PERMISSION and changes nothing. Apart from the policy, a
+// 904 never takes over a broker another connection holds unless it comes
+// from the same host, the broker's heartbeats expired, or an account that
+// owns the broker signed it (controller.Liveness.Record); and the state
+// is bounded (MaxBrokerSets, MaxBrokersPerSet, MaxLiveBrokers,
+// controller.MaxFieldBytes). Refusals are counted by reason (refusals.go).
+//
 // # Liveness and elections
 //
 // A broker leaves a node's table when its connection closes (all brokers
@@ -96,6 +110,7 @@
 // A controller-triggered election retries only a failed commit (Java
 // retries any answer but SUCCESS, which here would repeat the same
 // decision); a closed connection drops every broker that heartbeated on
-// it; UPDATE_CONTROLLER_CONFIG is all or nothing. The answers on the wire
-// are Java's.
+// it; UPDATE_CONTROLLER_CONFIG is all or nothing; the authorization,
+// heartbeat and bound refusals above are not Java's (its controller has
+// none). The other answers on the wire are Java's.
 package ctlserver

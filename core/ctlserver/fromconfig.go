@@ -25,6 +25,7 @@ func FromConfig(k *config.Controller) Config {
 	c.NotifyBrokerRoleChanged = k.NotifyBrokerRoleChanged
 	c.ProcessReadEvent = k.ProcessReadEvent
 	c.RequestQueueCapacity = k.RequestQueueCapacity
+	c.MaxBrokerSets, c.MaxBrokersPerSet, c.MaxLiveBrokers = k.MaxBrokerSets, k.MaxBrokersPerSet, k.MaxLiveBrokers
 	c.IdleTimeout = time.Duration(k.IdleTimeoutSeconds) * time.Second
 	if k.IdleTimeoutSeconds <= 0 {
 		c.IdleTimeout = -1 // never, as 0 means for the NameServer

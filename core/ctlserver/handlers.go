@@ -7,9 +7,11 @@ package ctlserver
 import (
 	"bytes"
 	"errors"
+	"fmt"
 
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/codec/properties"
+	"github.com/rocketns/rocketns/core/auth"
 	"github.com/rocketns/rocketns/core/controller"
 	"github.com/rocketns/rocketns/core/remoting"
 )
@@ -29,34 +31,60 @@ const heartbeatSampleEvery = 64
 // routes is the controller port's table. Every other code, the raft and
 // DLedger ones included, is answered 3 REQUEST_CODE_NOT_SUPPORTED as Java
 // answers codes it did not register.
+//
+// The codes that change state or show the configuration are behind the
+// authorization check (guard, requestClass); the open reads are not.
 func (s *Server) routes() []remoting.Route {
 	return []remoting.Route{
-		{Code: codec.BrokerHeartbeat, Handler: s.handleHeartbeat, TimeEvery: heartbeatSampleEvery},
+		{Code: codec.BrokerHeartbeat, Handler: s.guard(s.handleHeartbeat), TimeEvery: heartbeatSampleEvery},
 		{Code: codec.ControllerGetMetadataInfo, Handler: s.handleMetadata},
-		{Code: codec.UpdateControllerConfig, Handler: s.handleUpdateConfig},
-		{Code: codec.GetControllerConfig, Handler: s.handleGetConfig},
-		{Code: codec.ControllerAlterSyncStateSet, Handler: s.handleAlterSyncStateSet},
-		{Code: codec.ControllerElectMaster, Handler: s.handleElectMaster},
-		{Code: codec.ControllerRegisterBroker, Handler: s.handleRegisterBroker},
+		{Code: codec.UpdateControllerConfig, Handler: s.guard(plain(s.handleUpdateConfig))},
+		{Code: codec.GetControllerConfig, Handler: s.guard(plain(s.handleGetConfig))},
+		{Code: codec.ControllerAlterSyncStateSet, Handler: s.guard(plain(s.handleAlterSyncStateSet))},
+		{Code: codec.ControllerElectMaster, Handler: s.guard(plain(s.handleElectMaster))},
+		{Code: codec.ControllerRegisterBroker, Handler: s.guard(plain(s.handleRegisterBroker))},
 		{Code: codec.ControllerGetReplicaInfo, Handler: s.handleGetReplicaInfo},
 		{Code: codec.ControllerGetSyncStateData, Handler: s.handleGetSyncStateData},
-		{Code: codec.CleanBrokerData, Handler: s.handleCleanBrokerData},
+		{Code: codec.CleanBrokerData, Handler: s.guard(plain(s.handleCleanBrokerData))},
 		{Code: codec.ControllerGetNextBrokerID, Handler: s.handleNextBrokerID},
-		{Code: codec.ControllerApplyBrokerID, Handler: s.handleApplyBrokerID},
+		{Code: codec.ControllerApplyBrokerID, Handler: s.guard(plain(s.handleApplyBrokerID))},
 	}
 }
 
 // handleHeartbeat is BROKER_HEARTBEAT (904), answered on every node from
 // its own liveness table: no raft round trip, no allocation for a known
 // broker. Brokers send it oneway; a request that is not oneway gets 0
-// "Heart beat success", or 2005 without a brokerId.
-func (s *Server) handleHeartbeat(c *remoting.Conn, req, resp *codec.Command) error {
+// "Heart beat success", or 2005 without a brokerId. A heartbeat for a
+// broker another connection holds (controller.Liveness.Record) or one
+// beyond the table's bound is refused and recorded nowhere.
+func (s *Server) handleHeartbeat(c *remoting.Conn, req, resp *codec.Command, g auth.Grant) error {
 	var hb controller.Heartbeat
 	controller.ParseHeartbeat(req, &hb)
+	from := controller.Origin{Conn: uint64(c.ID()), Host: peerHost(c.Peer()), Owner: g.Owns(hb.BrokerName)}
 	now := s.nowMs()
 	s.liveMu.Lock()
-	s.live.Heartbeat(&hb, uint64(c.ID()), now)
+	res := s.live.Record(&hb, from, now)
 	s.liveMu.Unlock()
+	if res == controller.HeartbeatFull && s.registered(&hb) {
+		from.Registered = true
+		s.liveMu.Lock()
+		res = s.live.Record(&hb, from, now)
+		s.liveMu.Unlock()
+	}
+	switch res {
+	case controller.HeartbeatHeld:
+		s.refuseHeartbeatTakeover(c, req, resp, &hb)
+		return nil
+	case controller.HeartbeatFull:
+		s.refuseLivenessFull(c, req, resp, &hb)
+		return nil
+	case controller.HeartbeatTooLong:
+		s.counts.refused(refusedFieldSize)
+		if !req.IsOneway() {
+			refuse(resp, codec.SystemError, fmt.Sprintf("heartbeat refused: its clusterName, brokerName or brokerAddr is longer than %d bytes", controller.MaxFieldBytes))
+		}
+		return nil
+	}
 	if !req.IsOneway() {
 		r := controller.HeartbeatReply(&hb)
 		r.Fill(resp)
@@ -207,8 +235,8 @@ func (s *Server) handleCleanBrokerData(c *remoting.Conn, req, resp *codec.Comman
 // handleApplyBrokerID is CONTROLLER_APPLY_BROKER_ID (1013).
 func (s *Server) handleApplyBrokerID(c *remoting.Conn, req, resp *codec.Command) error {
 	r := controller.ParseApplyBrokerID(req)
-	return s.write(c, req, resp, func(st *controller.State, _ controller.Env) controller.Decision {
-		return st.ApplyBrokerID(r)
+	return s.write(c, req, resp, func(st *controller.State, env controller.Env) controller.Decision {
+		return st.ApplyBrokerID(r, env)
 	})
 }
 
@@ -258,8 +286,10 @@ func (s *Server) decide(d decider) controller.Decision {
 	s.fsm.Read(func(st *controller.State) {
 		s.liveMu.Lock()
 		defer s.liveMu.Unlock()
-		out = d(st, controller.Env{Live: s.live, Now: now,
-			Settings: controller.Settings{EnableElectUncleanMaster: rt.EnableElectUncleanMaster}})
+		out = d(st, controller.Env{Live: s.live, Now: now, Settings: controller.Settings{
+			EnableElectUncleanMaster: rt.EnableElectUncleanMaster,
+			MaxBrokerSets:            s.cfg.MaxBrokerSets, MaxBrokersPerSet: s.cfg.MaxBrokersPerSet,
+		}})
 	})
 	return out
 }

@@ -93,6 +93,7 @@ var scrapeFamilies = func() []metrics.Family {
 		c("overloaded_total", "Leader requests refused with SYSTEM_BUSY (queue full)."),
 		c("unknown_outcomes_total", "Writes whose commit timed out or lost the leadership (answered SYSTEM_ERROR; they may still apply)."),
 		c("reannounced_total", "Masters announced again because their election's notice was never sent."),
+		c("refusals_total", "Requests refused before they changed anything, by reason: an authorization reason (address, unsigned, unknown_account, bad_signature, role, binding, not_strict, stale, replay, replay_cache_full, foreign), heartbeat_takeover, or a bound (broker_sets, brokers_per_set, liveness, field_size).", "reason"),
 		g("groups", "Broker sets in the replicated state."),
 		g("groups_without_master", "Broker sets with no master recorded."),
 		g("brokers_alive", "Brokers this node heard from within their heartbeat timeout."),
@@ -143,6 +144,9 @@ func (s *Server) collect(e metrics.Emitter) {
 	emit("overloaded_total", float64(st.Overloaded))
 	emit("unknown_outcomes_total", float64(st.UnknownOutcomes))
 	emit("reannounced_total", float64(st.Reannounced))
+	for i := range s.counts.refusals {
+		emit("refusals_total", float64(s.counts.refusals[i].Load()), refusalNames[i])
+	}
 	emit("groups", float64(st.Groups))
 	emit("groups_without_master", float64(st.GroupsWithoutMaster))
 	emit("brokers_alive", float64(st.BrokersAlive))

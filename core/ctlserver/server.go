@@ -96,7 +96,7 @@ func New(cfg Config) (*Server, error) {
 		cfg:       cfg,
 		log:       cfg.Logger.With("controller", m.SelfID),
 		peers:     peersText(m),
-		live:      controller.NewLiveness(),
+		live:      newLiveness(cfg.MaxLiveBrokers),
 		electing:  map[string]bool{},
 		started:   make(chan struct{}),
 		stop:      make(chan struct{}),

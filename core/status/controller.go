@@ -105,6 +105,7 @@ type ctlHandler struct {
 // ControllerHandler serves the controller's status page at path ("/" on a
 // standalone controller, "/controller" beside the NameServer's page) from
 // view, called once per page; ?format=json answers the same data as JSON.
+// Both list the first DefaultMaxRows broker sets and count the others.
 // Other paths are 404, other methods 405.
 func ControllerHandler(view func() ControllerView, path string, now func() time.Time) http.Handler {
 	return &ctlHandler{view: view, path: path, now: now, tmpl: template.Must(template.New("controller").Parse(controllerHTML))}
@@ -120,6 +121,10 @@ type ctlPage struct {
 	Node        ctlNode   `json:"node"`
 	Groups      []ctlSet  `json:"brokerSets"`
 	Counts      ctlCounts `json:"counts"`
+	// MoreSets counts the broker sets left out beyond MaxRows: the page's
+	// cost stays bounded however many sets the controller holds.
+	MoreSets int `json:"moreBrokerSets,omitempty"`
+	MaxRows  int `json:"-"`
 }
 
 type ctlNode struct {
@@ -224,11 +229,18 @@ func (h *ctlHandler) build() *ctlPage {
 		Node:      ctlNode{ID: v.ID, ControllerRaft: v.Raft},
 		Counts: ctlCounts{Groups: v.Sets, GroupsWithoutMaster: v.SetsWithoutMaster, BrokersAlive: v.BrokersAlive,
 			Elections: v.Elections, NotificationsSent: v.NotificationsSent, NotificationsFailed: v.NotificationsFailed},
-		Groups: []ctlSet{},
+		Groups:  []ctlSet{},
+		MaxRows: DefaultMaxRows,
 	}
 	if h.path != "/" {
 		p.NamesrvPath = "/"
 	}
+	shown := v.Groups[:min(len(v.Groups), p.MaxRows)]
+	total := len(v.Groups)
+	if total >= p.MaxRows && v.Sets > total {
+		total = v.Sets // the view itself was cut
+	}
+	p.MoreSets = total - len(shown)
 	if !v.Raft.LastContact.IsZero() {
 		p.Node.ContactAgo = Age(now.Sub(v.Raft.LastContact).Milliseconds())
 	}
@@ -236,7 +248,7 @@ func (h *ctlHandler) build() *ctlPage {
 	for _, peer := range v.Raft.Peers {
 		p.Node.Peers = append(p.Node.Peers, peerRow(peer, now))
 	}
-	for _, g := range v.Groups {
+	for _, g := range shown {
 		set := ctlSet{Cluster: g.Cluster, BrokerName: g.BrokerName, HasMaster: g.HasMaster, MasterEpoch: g.MasterEpoch,
 			SyncStateSet: g.SyncStateSet, SyncStateSetEpoch: g.SyncStateSetEpoch, NextID: g.NextID, Members: []ctlMember{}}
 		if set.SyncStateSet == nil {
@@ -370,6 +382,7 @@ tr.down td{background:#fde2e2}
 <tr><th>Cluster</th><th>Broker set</th><th>Master</th><th>Master address</th><th>Master epoch</th><th>SyncStateSet</th><th>Set epoch</th><th>Next id</th></tr>
 {{range .Groups}}<tr class="set{{if not .HasMaster}} nomaster{{else if not .MasterAlive}} deadmaster{{end}}"><td>{{.Cluster}}</td><td>{{.BrokerName}}</td><td class="num">{{if .HasMaster}}{{.MasterID}}{{else}}none{{end}}</td><td>{{.MasterAddr}}</td><td class="num">{{.MasterEpoch}}</td><td>{{.SyncText}}</td><td class="num">{{.SyncStateSetEpoch}}</td><td class="num">{{.NextID}}</td></tr>
 {{end}}</table>
+{{if .MoreSets}}<p id="more-sets">{{.MoreSets}} more broker set{{if ne .MoreSets 1}}s{{end}} not shown: the page lists the first {{.MaxRows}}; <code>nsadmin getSyncStateSet</code> shows any set.</p>{{end}}
 {{range .Groups}}
 <h3>{{.BrokerName}} <span class="muted">({{.Cluster}})</span></h3>
 <table class="members">
