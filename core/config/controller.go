@@ -390,7 +390,7 @@ func (k *Controller) checkRaft() []error {
 	if e := eff(el, raftDefaultElection); e < hb {
 		errs = append(errs, fmt.Errorf("config: %s=%d is below the heartbeat timeout %d", KeyControllerRaftElectionTimeout, e.Milliseconds(), hb.Milliseconds()))
 	}
-	if l := eff(lease, raftDefaultLease); l > hb {
+	if l := eff(lease, hb); l > hb {
 		errs = append(errs, fmt.Errorf("config: %s=%d is above the heartbeat timeout %d", KeyControllerRaftLeaderLeaseTimeout, l.Milliseconds(), hb.Milliseconds()))
 	}
 	return errs
@@ -398,11 +398,10 @@ func (k *Controller) checkRaft() []error {
 
 // raftnode's defaults, which a zero timing stands for (raftnode.Default*;
 // copied so that this package does not pull in the raft engine to check a
-// number).
+// number). A zero leader lease is the heartbeat timeout in effect.
 const (
 	raftDefaultHeartbeat = 500 * time.Millisecond
 	raftDefaultElection  = 500 * time.Millisecond
-	raftDefaultLease     = 250 * time.Millisecond
 )
 
 // StartupProperties are the keys 1010 lists besides the node's own

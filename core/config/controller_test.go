@@ -186,6 +186,19 @@ func TestControllerKeysChecked(t *testing.T) {
 	if k.RaftHeartbeatTimeout != 100*time.Millisecond || k.RaftLeaderLeaseTimeout != 50*time.Millisecond {
 		t.Fatalf("raft %v %v", k.RaftHeartbeatTimeout, k.RaftLeaderLeaseTimeout)
 	}
+	// A heartbeat timeout set alone takes the lease with it, below the
+	// default as above it (0 stays 0: raftnode derives it).
+	for _, text := range []string{"controllerRaftHeartbeatTimeoutMs=200\n",
+		"controllerRaftHeartbeatTimeoutMs=1500\ncontrollerRaftElectionTimeoutMs=1500\n"} {
+		c := DefaultController()
+		applied(t, c, base+text)
+		k, err := c.Controller(false)
+		if err != nil {
+			t.Errorf("%q: %v", text, err)
+		} else if k.RaftLeaderLeaseTimeout != 0 {
+			t.Errorf("%q: lease %v, want 0 (raftnode's default)", text, k.RaftLeaderLeaseTimeout)
+		}
+	}
 }
 
 func TestControllerWarnings(t *testing.T) {

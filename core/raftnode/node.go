@@ -33,10 +33,21 @@ type Peer struct {
 // Defaults for a LAN controller group: a dead leader is noticed after one to
 // two heartbeat timeouts and a new one elected within about one more, so a
 // leader change takes 1-2 s (DLedger's defaults take ~7.5 s, jRaft's ~13 s).
+//
+// The leader lease defaults to the heartbeat timeout (Config.withDefaults).
+// raft's leader steps down when no quorum has answered its heartbeats
+// (sent every tenth to fifth of the heartbeat timeout) within the lease, so
+// the lease minus that interval is how long the nodes' processes may wait
+// for CPU before the leader gives up a healthy group. Followers wait at
+// least the heartbeat timeout before they ask for votes (and pre-vote
+// keeps a lone one from winning), so a shorter lease buys no faster
+// failover. A 250 ms lease left 150-200 ms, which a 2-core machine running
+// builds and race-detector tests exceeded every minute or so (processes
+// unscheduled for 250-800 ms; see BENCHMARKS.md), each time an election.
 const (
 	DefaultHeartbeatTimeout   = 500 * time.Millisecond
 	DefaultElectionTimeout    = 500 * time.Millisecond
-	DefaultLeaderLeaseTimeout = 250 * time.Millisecond
+	DefaultLeaderLeaseTimeout = DefaultHeartbeatTimeout
 	DefaultCommitTimeout      = 50 * time.Millisecond
 	DefaultRPCTimeout         = 2 * time.Second
 	DefaultApplyTimeout       = 5 * time.Second
@@ -71,8 +82,10 @@ type Config struct {
 	Stream    *StreamLayer
 	Transport raft.Transport
 
-	HeartbeatTimeout   time.Duration
-	ElectionTimeout    time.Duration
+	HeartbeatTimeout time.Duration
+	ElectionTimeout  time.Duration
+	// LeaderLeaseTimeout is how long the leader keeps leading without
+	// answers from a quorum; zero takes HeartbeatTimeout.
 	LeaderLeaseTimeout time.Duration
 	CommitTimeout      time.Duration
 	// RPCTimeout bounds one raft RPC on the network transport (dial included).
@@ -101,6 +114,9 @@ type Config struct {
 	OnLeadership func(ready bool)
 
 	Logger *slog.Logger
+
+	// wrapLogs, when set, wraps the bbolt log store (tests stall it).
+	wrapLogs func(raft.LogStore) raft.LogStore
 }
 
 func (c *Config) withDefaults() {
@@ -111,7 +127,9 @@ func (c *Config) withDefaults() {
 	}
 	def(&c.HeartbeatTimeout, DefaultHeartbeatTimeout)
 	def(&c.ElectionTimeout, DefaultElectionTimeout)
-	def(&c.LeaderLeaseTimeout, DefaultLeaderLeaseTimeout)
+	// A raised heartbeat timeout raises the lease with it (see the
+	// defaults above).
+	def(&c.LeaderLeaseTimeout, c.HeartbeatTimeout)
 	def(&c.CommitTimeout, DefaultCommitTimeout)
 	def(&c.RPCTimeout, DefaultRPCTimeout)
 	def(&c.ApplyTimeout, DefaultApplyTimeout)
@@ -234,6 +252,9 @@ func New(cfg Config, fsm FSM) (_ *Node, err error) {
 			return nil, fmt.Errorf("raft snapshot store: %w", err)
 		}
 		logs, stable = n.store, n.store
+		if cfg.wrapLogs != nil {
+			logs = cfg.wrapLogs(logs)
+		}
 		if fresh {
 			n.warnForeignStore()
 		}
