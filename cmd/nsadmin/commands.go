@@ -36,9 +36,9 @@ import (
 type flagKind int
 
 const (
-	text    flagKind = iota // a string, trimmed
-	integer                 // an int64 in min..max
-	switchF                 // a switch: no value, or =true/=false
+	textFlag   flagKind = iota // a string, trimmed
+	intFlag                    // an int64 in min..max
+	switchFlag                 // a switch: no value, or =true/=false
 )
 
 // flagSpec is one flag. short is its name after one dash (-t, -bn,
@@ -122,14 +122,14 @@ func lookup(name string) *command {
 }
 
 var (
-	flagNamesrv = flagSpec{short: "n", long: "namesrvAddr", arg: "addrs", usage: "NameServer addresses host:port, ';'-separated", env: "NAMESRV_ADDR"}
-	flagCtlAddr = flagSpec{short: "a", long: "controllerAddress", arg: "addrs", usage: "controller addresses host:port, ';'-separated", required: true, addrs: true}
-	flagTopic   = flagSpec{short: "t", long: "topic", arg: "topic", usage: "topic name", required: true}
-	flagBroker  = flagSpec{short: "b", long: "brokerName", arg: "brokerName", usage: "broker name (the group, e.g. broker-a)", required: true}
-	flagNS      = flagSpec{short: "s", long: "namespace", arg: "namespace", usage: "KV namespace", required: true}
-	flagKVValue = flagSpec{short: "v", long: "value", arg: "value", usage: "value", required: true, allowEmpty: true}
-	flagSet     = flagSpec{short: "b", long: "brokerName", arg: "brokerName", usage: "the broker set"}
-	flagInterv  = flagSpec{short: "i", long: "interval", arg: "seconds", usage: "repeat every this many seconds until interrupted", kind: integer, min: 1, max: 1 << 31}
+	flagNamesrv   = flagSpec{short: "n", long: "namesrvAddr", arg: "addrs", usage: "NameServer addresses host:port, ';'-separated", env: "NAMESRV_ADDR"}
+	flagCtlAddr   = flagSpec{short: "a", long: "controllerAddress", arg: "addrs", usage: "controller addresses host:port, ';'-separated", required: true, addrs: true}
+	flagTopic     = flagSpec{short: "t", long: "topic", arg: "topic", usage: "topic name", required: true}
+	flagBroker    = flagSpec{short: "b", long: "brokerName", arg: "brokerName", usage: "broker name (the group, e.g. broker-a)", required: true}
+	flagNamespace = flagSpec{short: "s", long: "namespace", arg: "namespace", usage: "KV namespace", required: true}
+	flagKVValue   = flagSpec{short: "v", long: "value", arg: "value", usage: "value", required: true, allowEmpty: true}
+	flagBrokerSet = flagSpec{short: "b", long: "brokerName", arg: "brokerName", usage: "the broker set"}
+	flagInterval  = flagSpec{short: "i", long: "interval", arg: "seconds", usage: "repeat every this many seconds until interrupted", kind: intFlag, min: 1, max: 1 << 31}
 )
 
 // commonFlags are taken by every command.
@@ -138,12 +138,12 @@ var commonFlags = []flagSpec{
 	{short: "timeout", arg: "d", usage: "deadline per server for connect and answer", def: defaultTimeout.String()},
 	{short: "accessKey", arg: "ak", usage: "sign requests with this ACL account", env: "ROCKETMQ_ACCESS_KEY"},
 	{short: "secretKey", arg: "sk", usage: "its secret key; the variable keeps it out of ps", env: "ROCKETMQ_SECRET_KEY"},
-	{short: "strictSign", kind: switchF, usage: "sign in rocketns's strict scheme (code, time and nonce signed;\nrocketns only)", env: "ROCKETMQ_STRICT_SIGN"},
-	{short: "tls", kind: switchF, usage: "connect over TLS, for tls.server.mode=enforcing", env: "ROCKETMQ_TLS"},
+	{short: "strictSign", kind: switchFlag, usage: "sign in rocketns's strict scheme (code, time and nonce signed;\nrocketns only)", env: "ROCKETMQ_STRICT_SIGN"},
+	{short: "tls", kind: switchFlag, usage: "connect over TLS, for tls.server.mode=enforcing", env: "ROCKETMQ_TLS"},
 	{short: "tlsCA", arg: "file", usage: "PEM CAs to verify the server's certificate against (else the\nsystem's roots)", env: "ROCKETMQ_TLS_CA"},
 	{short: "tlsCert", arg: "file", usage: "PEM client certificate, for tls.server.need.client.auth", env: "ROCKETMQ_TLS_CERT"},
 	{short: "tlsKey", arg: "file", usage: "its PEM private key", env: "ROCKETMQ_TLS_KEY"},
-	{short: "tlsInsecure", kind: switchF, usage: "INSECURE: encrypt but do not verify the server's certificate, so anyone\non the path can pose as it; only for a test-mode server\n", env: "ROCKETMQ_TLS_INSECURE"},
+	{short: "tlsInsecure", kind: switchFlag, usage: "INSECURE: encrypt but do not verify the server's certificate, so anyone\non the path can pose as it; only for a test-mode server\n", env: "ROCKETMQ_TLS_INSECURE"},
 }
 
 const writeJSON = `{"command":"<name>","results":[{"namesrv":"host:port","ok":true},
@@ -190,7 +190,7 @@ func commands() []*command {
 				"and GET_TOPICS_BY_CLUSTER, 224, per cluster; mqadmin's consumer group column needs the brokers\n" +
 				"and is not shown). With --clusterName only the topics with queues on that cluster's brokers (224).",
 			flags: []flagSpec{
-				{short: "c", long: "clusterModel", kind: switchF, usage: "list each topic with its cluster"},
+				{short: "c", long: "clusterModel", kind: switchFlag, usage: "list each topic with its cluster"},
 				{long: "clusterName", arg: "clusterName", usage: "list only the topics of this cluster"},
 			},
 			jsonDoc: `{"namesrv":"host:port","cluster":"","topics":["TBW102","TopicTest"]}
@@ -229,7 +229,7 @@ func commands() []*command {
 			name:     "updateKvConfig",
 			synopsis: "put a KV entry (100)",
 			about:    "Stores value under namespace/key in the NameServer's KV store (PUT_KV_CONFIG, 100).",
-			flags:    []flagSpec{flagNS, {short: "k", long: "key", arg: "key", usage: "key", required: true}, flagKVValue},
+			flags:    []flagSpec{flagNamespace, {short: "k", long: "key", arg: "key", usage: "key", required: true}, flagKVValue},
 			jsonDoc:  writeJSON,
 			apply: func(ctx context.Context, c *client.Client, in *input) (int, error) {
 				return -1, c.PutKV(ctx, in.str("s"), in.str("k"), in.str("v"))
@@ -239,7 +239,7 @@ func commands() []*command {
 			name:     "deleteKvConfig",
 			synopsis: "delete a KV entry (102)",
 			about:    "Removes namespace/key from the KV store (DELETE_KV_CONFIG, 102); a missing key is not an error.",
-			flags:    []flagSpec{flagNS, {short: "k", long: "key", arg: "key", usage: "key", required: true}},
+			flags:    []flagSpec{flagNamespace, {short: "k", long: "key", arg: "key", usage: "key", required: true}},
 			jsonDoc:  writeJSON,
 			apply: func(ctx context.Context, c *client.Client, in *input) (int, error) {
 				return -1, c.DeleteKV(ctx, in.str("s"), in.str("k"))
@@ -250,7 +250,7 @@ func commands() []*command {
 			synopsis: "read a KV entry or a whole namespace (101 / 219)",
 			about: "Shows namespace/key (GET_KV_CONFIG, 101), or without -k every entry of the namespace\n" +
 				"(GET_KVLIST_BY_NAMESPACE, 219). A missing key or namespace is an error (code 22).",
-			flags:   []flagSpec{flagNS, {short: "k", long: "key", arg: "key", usage: "key; omit to list the namespace"}},
+			flags:   []flagSpec{flagNamespace, {short: "k", long: "key", arg: "key", usage: "key; omit to list the namespace"}},
 			jsonDoc: `{"namesrv":"host:port","namespace":"ORDER_TOPIC_CONFIG","table":{"TopicOrder":"broker-a:4"}}`,
 			read:    readKV,
 		},
@@ -300,9 +300,9 @@ func commands() []*command {
 				"for a new topic (REGISTER_TOPIC_IN_NAMESRV, 217). The broker must be registered: the\n" +
 				"NameServer silently ignores queues of an unknown broker. Check with topicRoute.",
 			flags: []flagSpec{flagTopic, flagBroker,
-				{short: "r", long: "readQueueNums", arg: "readQueueNums", usage: "read queue count", def: "8", kind: integer, max: 1 << 16},
-				{short: "w", long: "writeQueueNums", arg: "writeQueueNums", usage: "write queue count", def: "8", kind: integer, max: 1 << 16},
-				{short: "p", long: "perm", arg: "perm", usage: "permission: 2 write, 4 read, 6 read+write (1 inherit)", def: "6", kind: integer, max: 7},
+				{short: "r", long: "readQueueNums", arg: "readQueueNums", usage: "read queue count", def: "8", kind: intFlag, max: 1 << 16},
+				{short: "w", long: "writeQueueNums", arg: "writeQueueNums", usage: "write queue count", def: "8", kind: intFlag, max: 1 << 16},
+				{short: "p", long: "perm", arg: "perm", usage: "permission: 2 write, 4 read, 6 read+write (1 inherit)", def: "6", kind: intFlag, max: 7},
 			},
 			jsonDoc: writeJSON,
 			apply: func(ctx context.Context, c *client.Client, in *input) (int, error) {
@@ -327,7 +327,7 @@ func commands() []*command {
 			flags: []flagSpec{
 				{short: "c", long: "clusterName", arg: "clusterName", usage: "cluster name", required: true}, flagBroker,
 				{short: "a", long: "brokerAddr", arg: "brokerAddr", usage: "broker address host:port", required: true},
-				{short: "i", long: "brokerId", arg: "brokerId", usage: "broker id (0 = master)", def: "0", kind: integer, max: 1 << 62},
+				{short: "i", long: "brokerId", arg: "brokerId", usage: "broker id (0 = master)", def: "0", kind: intFlag, max: 1 << 62},
 			},
 			jsonDoc: `{"namesrv":"host:port","known":true,"dataVersion":{"stateVersion":0,"timestamp":1700000000123,"counter":42}}
   "known" is false (and "dataVersion" absent) when the NameServer has no live entry.`,
@@ -348,7 +348,7 @@ func commands() []*command {
 				"bounds each request. A broker re-registering while diff runs can show as a transient difference:\n" +
 				"run it again.",
 			flags: []flagSpec{
-				{long: "workers", arg: "n", usage: "topics whose routes are asked for at once", def: "16", kind: integer, min: 1, max: 1024},
+				{long: "workers", arg: "n", usage: "topics whose routes are asked for at once", def: "16", kind: intFlag, min: 1, max: 1024},
 			},
 			jsonDoc: `{"namesrvs":["a:9876","b:9876","c:9876"],"compared":["a:9876","b:9876"],
    "errors":[{"namesrv":"c:9876","error":"unreachable: connect: connection refused"}],
@@ -375,9 +375,9 @@ func commands() []*command {
 			about: "Finds the leader through -a (1005) and asks it for the sets named by -b, or of every broker\n" +
 				"set of cluster -c as the NameServers of -n list them (CONTROLLER_GET_SYNC_STATE_DATA, 1006).\n" +
 				"-b is one name, not split (as in mqadmin).",
-			flags: []flagSpec{flagCtlAddr, flagSet,
+			flags: []flagSpec{flagCtlAddr, flagBrokerSet,
 				{short: "c", long: "clusterName", arg: "clusterName", usage: "every broker set of this cluster (needs -n)"},
-				flagNamesrv, flagInterv},
+				flagNamesrv, flagInterval},
 			jsonDoc: `{"controller":"leader host:port","brokerSets":[{"brokerName":"broker-a","masterBrokerId":1,
    "masterAddress":"host:port","masterEpoch":1,"syncStateSetEpoch":2,
    "inSyncReplicas":[{"brokerName":"broker-a","brokerId":1,"brokerAddress":"host:port","alive":true}],
@@ -390,9 +390,9 @@ func commands() []*command {
 			synopsis: "epoch history of the brokers of a set or cluster (106, then 1007 to each broker)",
 			about: "Lists the brokers of set -b or cluster -c from the NameServers of -n (106) and asks each broker\n" +
 				"for its epoch history (GET_BROKER_EPOCH_CACHE, 1007). The last entry ends at the broker's max offset.",
-			flags: []flagSpec{flagNamesrv, flagSet,
+			flags: []flagSpec{flagNamesrv, flagBrokerSet,
 				{short: "c", long: "clusterName", arg: "clusterName", usage: "every broker set of this cluster"},
-				flagInterv},
+				flagInterval},
 			jsonDoc: `{"namesrv":"host:port","brokers":[{"clusterName":"DefaultCluster","brokerName":"broker-a",
    "brokerAddr":"host:port","brokerId":0,"maxOffset":0,
    "epochs":[{"epoch":1,"startOffset":0,"endOffset":0}]}]}`,
@@ -445,7 +445,7 @@ func commands() []*command {
 				{short: "bn", long: "brokerName", arg: "brokerName", usage: "the broker set", required: true},
 				{short: "b", long: "brokerControllerIdsToClean", arg: "ids", usage: "broker ids to clean, ';'-separated"},
 				{short: "c", long: "clusterName", arg: "clusterName", usage: "the cluster (required without -l)"},
-				{short: "l", long: "cleanLivingBroker", usage: "clean brokers that are alive too", kind: switchF}},
+				{short: "l", long: "cleanLivingBroker", usage: "clean brokers that are alive too", kind: switchFlag}},
 			jsonDoc: `{"controller":"leader host:port","brokerName":"broker-a","ok":true}`,
 			ctl:     runCleanBrokerMetadata,
 		},

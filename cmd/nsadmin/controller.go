@@ -1,7 +1,8 @@
-// The mqadmin controller commands (getControllerMetaData, getSyncStateSet,
-// getBrokerEpoch, getControllerConfig, updateControllerConfig, electMaster,
-// cleanBrokerMetadata): mqadmin's names, short and long flags and printed
-// output, -o json, and mqadmin's error text with a non-zero exit status.
+// What the mqadmin controller commands (getControllerMetaData,
+// getSyncStateSet, getBrokerEpoch, getControllerConfig,
+// updateControllerConfig, electMaster, cleanBrokerMetadata) send and print:
+// mqadmin's printed output, -o json, and mqadmin's error text with a
+// non-zero exit status. Their flags and help are in the command table.
 
 package main
 

@@ -139,7 +139,7 @@ type flagValue struct {
 }
 
 func (v *flagValue) String() string   { return "" }
-func (v *flagValue) IsBoolFlag() bool { return v.f.kind == switchF }
+func (v *flagValue) IsBoolFlag() bool { return v.f.kind == switchFlag }
 
 func (v *flagValue) Set(s string) error {
 	k := v.f.key()
@@ -155,13 +155,13 @@ func (v *flagValue) Set(s string) error {
 func (in *input) store(f *flagSpec, s string) error {
 	k := f.key()
 	switch f.kind {
-	case integer:
+	case intFlag:
 		n, err := strconv.ParseInt(strings.TrimSpace(s), 0, 64)
 		if err != nil {
 			return errors.New("want an integer")
 		}
 		in.ints[k] = n
-	case switchF:
+	case switchFlag:
 		b, err := strconv.ParseBool(strings.TrimSpace(s))
 		if err != nil {
 			return errors.New("want true or false")
@@ -262,7 +262,7 @@ func (in *input) check(f *flagSpec) error {
 		}
 		return usagef("missing required flag -%s (%s)", k, f.arg)
 	case !in.set[k]:
-	case f.kind == text && in.str(k) == "" && !f.allowEmpty:
+	case f.kind == textFlag && in.str(k) == "" && !f.allowEmpty:
 		// `-c "$CLUSTER"` with the variable unset: never a quiet "leave
 		// it out", which for deleteTopic or the ACL keys means something
 		// else entirely.
@@ -270,7 +270,7 @@ func (in *input) check(f *flagSpec) error {
 			return usagef("flag -%s (%s) must not be empty", k, f.arg)
 		}
 		return usagef("flag -%s (%s) is given but empty: give a value or leave the flag out", k, f.arg)
-	case f.kind == integer && (in.int(k) < f.min || in.int(k) > f.max):
+	case f.kind == intFlag && (in.int(k) < f.min || in.int(k) > f.max):
 		return usagef("bad -%s %d: want %d..%d", k, in.int(k), f.min, f.max)
 	case f.addrs:
 		if _, err := splitAddrs(in.str(k), k); errors.Is(err, errNoAddr) {

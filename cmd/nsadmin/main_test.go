@@ -724,7 +724,7 @@ func TestHelp(t *testing.T) {
 				case f.short != "":
 					want = "  -" + f.short
 				}
-				if f.kind != switchF {
+				if f.kind != switchFlag {
 					want += " " + f.arg
 				}
 				if !strings.Contains(h, want) {

@@ -25,7 +25,7 @@ func printFlags(tw io.Writer, flags []flagSpec) {
 		case f.long != "":
 			names += ", --" + f.long
 		}
-		if f.kind != switchF {
+		if f.kind != switchFlag {
 			names += " " + f.arg
 		}
 		var notes []string
@@ -120,7 +120,7 @@ func printCommandHelp(w io.Writer, c *command) {
 		if f.short != "" {
 			spec = "-" + f.short
 		}
-		if f.kind != switchF {
+		if f.kind != switchFlag {
 			spec += " " + f.arg
 		}
 		if !f.required {
