@@ -154,12 +154,15 @@ durability:
 # the resource attacks (TestSoakAttacks: partial 16 MiB frames, pipeliners
 # that never read, a connection flood, huge registrations; live heap under
 # the budget plus overhead), and the randomized differential suites against the model of the Java
-# rules (in process and over the wire) with many more seeds, with -race
+# rules (in process and over the wire) with many more seeds, and the
+# controller's raft attacks (TestRaftAttacks: forged entries, forced
+# elections, huge terms, 20,000 held connections), with -race
 # (several minutes on two cores). `make test` runs the same suites at a
 # small size; `make test-short` skips them.
 SOAKFLAGS ?= -race
 soak:
 	ROCKETNS_SOAK=1 $(GO) test $(SOAKFLAGS) -count=1 -timeout 30m -run '^(TestSoak|TestDifferential|TestWireDifferential|TestOneIDTwoAddressesAgree)' -v ./core/route/... ./core/server
+	ROCKETNS_SOAK=1 $(GO) test $(SOAKFLAGS) -count=1 -timeout 10m -run '^TestRaftAttacks$$' -v ./core/ctlserver
 
 # Micro-benchmarks beside the hot path (codec, shard, route, kv).
 bench:

@@ -38,6 +38,12 @@ const (
 	KeyControllerRaftHeartbeatTimeout   = "controllerRaftHeartbeatTimeoutMs"
 	KeyControllerRaftElectionTimeout    = "controllerRaftElectionTimeoutMs"
 	KeyControllerRaftLeaderLeaseTimeout = "controllerRaftLeaderLeaseTimeoutMs"
+	// rocketns's raft security: a file holding the cluster secret every
+	// member proves at each raft connection, and mutual TLS between members
+	// with the tls.server.* files. Without either, raft accepts any
+	// connection from a member's address.
+	KeyControllerRaftSecretFile = "controllerRaftSecretFile"
+	KeyControllerRaftTLSEnable  = "controllerRaftTLSEnable"
 )
 
 // ctlUse says what rocketns does with a controller key.
@@ -80,6 +86,8 @@ var controllerKeys = []ctlKey{
 	{KeyControllerRaftHeartbeatTimeout, TypeInt, "0", ctlUsed},
 	{KeyControllerRaftElectionTimeout, TypeInt, "0", ctlUsed},
 	{KeyControllerRaftLeaderLeaseTimeout, TypeInt, "0", ctlUsed},
+	{KeyControllerRaftSecretFile, TypeString, "", ctlUsed},
+	{KeyControllerRaftTLSEnable, TypeBool, "false", ctlUsed},
 
 	{"mappedFileSize", TypeInt, "1073741824", ctlJavaOnly},
 	{"controllerThreadPoolNums", TypeInt, "16", ctlJavaOnly},
@@ -225,6 +233,13 @@ type Controller struct {
 	ConfigBlackList string
 	// Raft timings, zero for raftnode's defaults.
 	RaftHeartbeatTimeout, RaftElectionTimeout, RaftLeaderLeaseTimeout time.Duration
+	// RaftSecretFile is controllerRaftSecretFile; RaftSecret its content,
+	// surrounding white space removed (nil when unset).
+	RaftSecretFile string
+	RaftSecret     []byte
+	// RaftTLS is controllerRaftTLSEnable: mutual TLS between members with
+	// the tls.server.* certificate, key and trust files.
+	RaftTLS bool
 
 	// The keys the node shares with the NameServer: bindAddress,
 	// serverChannelMaxIdleTimeSeconds (0 = never), frameMaxLength,
@@ -287,6 +302,8 @@ func (c *Config) Controller(embedded bool) (*Controller, error) {
 		RaftHeartbeatTimeout:        ms(KeyControllerRaftHeartbeatTimeout),
 		RaftElectionTimeout:         ms(KeyControllerRaftElectionTimeout),
 		RaftLeaderLeaseTimeout:      ms(KeyControllerRaftLeaderLeaseTimeout),
+		RaftSecretFile:              c.ctlValue(KeyControllerRaftSecretFile),
+		RaftTLS:                     c.ctlBool(KeyControllerRaftTLSEnable),
 		BindAddress:                 c.BindAddress,
 		IdleTimeoutSeconds:          c.ServerChannelMaxIdleTimeSeconds,
 		FrameMaxLength:              c.FrameMaxLength,
@@ -316,6 +333,7 @@ func (c *Config) Controller(embedded bool) (*Controller, error) {
 		bad("%s=%d: want a positive number", KeyControllerQueueCapacity, k.RequestQueueCapacity)
 	}
 	errs = append(errs, k.checkRaft()...)
+	errs = append(errs, k.readRaftSecurity(c)...)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -351,6 +369,40 @@ func (k *Controller) checkRaft() []error {
 	}
 	if l := eff(lease, raftDefaultLease); l > hb {
 		errs = append(errs, fmt.Errorf("config: %s=%d is above the heartbeat timeout %d", KeyControllerRaftLeaderLeaseTimeout, l.Milliseconds(), hb.Milliseconds()))
+	}
+	return errs
+}
+
+// minRaftSecret is raftnode.MinSecretLen (copied, as the timings below).
+const minRaftSecret = 16
+
+// readRaftSecurity reads the cluster secret and checks that mutual TLS
+// has the files it needs: this node's certificate and key, and the trust
+// file peers' certificates must chain to. Test mode's throw-away
+// certificate cannot be verified by a peer.
+func (k *Controller) readRaftSecurity(c *Config) []error {
+	var errs []error
+	if path := strings.TrimSpace(k.RaftSecretFile); path != "" {
+		b, err := os.ReadFile(path)
+		switch secret := []byte(strings.TrimSpace(string(b))); {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("config: %s: %w", KeyControllerRaftSecretFile, err))
+		case len(secret) < minRaftSecret:
+			errs = append(errs, fmt.Errorf("config: %s %s holds %d bytes: want a secret of at least %d (openssl rand -hex 32 > %s)",
+				KeyControllerRaftSecretFile, path, len(secret), minRaftSecret, path))
+		default:
+			k.RaftSecret = secret
+		}
+	}
+	if k.RaftTLS {
+		st, err := c.TLS()
+		switch {
+		case err != nil:
+			errs = append(errs, err)
+		case st.Mode == TLSDisabled || st.TestMode || st.CertPath == "" || st.KeyPath == "" || st.TrustCertPath == "":
+			errs = append(errs, fmt.Errorf("config: %s=true needs %s, %s and %s (each member's certificate, naming its raft host, and the CA that issued them), and %s not disabled; %s's certificate cannot be verified by a peer",
+				KeyControllerRaftTLSEnable, KeyTLSServerCertPath, KeyTLSServerKeyPath, KeyTLSServerTrustCertPath, KeyTLSServerMode, KeyTLSTestModeEnable))
+		}
 	}
 	return errs
 }

@@ -11,6 +11,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/rocketns/rocketns/core/raftnode"
 	"github.com/rocketns/rocketns/core/raftnode/membership"
 	"github.com/rocketns/rocketns/core/remoting"
 )
@@ -94,8 +95,16 @@ type Config struct {
 	// four frames of MaxFrame.
 	Budget *remoting.Budget
 	// TLS, when set, serves TLS on the broker-facing port beside
-	// plaintext (raft connections are always plaintext).
+	// plaintext. Raft connections, sniffed before it applies, have their
+	// own: RaftTLS.
 	TLS *remoting.TLS
+
+	// RaftSecret is the cluster secret every member proves at each raft
+	// connection (controllerRaftSecretFile); RaftTLS turns on mutual TLS
+	// between members (controllerRaftTLSEnable). Without either, raft
+	// accepts any connection from a member's address, and Start says so.
+	RaftSecret []byte
+	RaftTLS    *raftnode.PeerTLS
 
 	// Raft holds the raft timings; zero fields take raftnode's defaults.
 	Raft RaftConfig
