@@ -21,6 +21,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -204,6 +205,16 @@ func TestRaftAttacks(t *testing.T) {
 		unchanged()
 		t.Logf("%d connections: %d served at most at once, %d refused at accept (%d for the per-address cap), %d raft connections refused",
 			attempts, maxConnsSeen, st.RefusedConns, st.RefusedPerIP, n0.stream.Stats().Refused)
+	}
+
+	// The refusals show in every node's metrics.
+	for i := range c.addrs {
+		text := scrape(t, c.node(i))
+		for _, name := range []string{"raft_refused_connections_total", "raft_refused_rpcs_total"} {
+			if !regexp.MustCompile(`(?m)^rocketns_controller_` + name + ` [1-9][0-9]*$`).MatchString(text) {
+				t.Errorf("n%d: %s missing or zero", i, name)
+			}
+		}
 	}
 }
 
