@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 )
 
@@ -110,8 +111,9 @@ func (a *attackerStream) Dial(addr raft.ServerAddress, timeout time.Duration) (n
 // attacker returns a NetworkTransport that dials as a does.
 func attacker(t *testing.T, a *attackerStream) *raft.NetworkTransport {
 	a.closed = make(chan struct{})
-	tr := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{Stream: a, MaxPool: 0, Timeout: 5 * time.Second})
-	t.Cleanup(func() { close(a.closed); tr.Close() })
+	tr := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{Stream: a, MaxPool: 0, Timeout: 5 * time.Second,
+		Logger: hclog.NewNullLogger()})
+	t.Cleanup(func() { tr.Close(); close(a.closed) })
 	return tr
 }
 

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
 	"github.com/rocketns/rocketns/core/raftnode"
@@ -174,8 +175,9 @@ func (s *stream) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn,
 // a connection of its own), closed when the test ends.
 func (d Dialer) Transport(t testing.TB) *raft.NetworkTransport {
 	s := &stream{d: d, closed: make(chan struct{})}
-	tr := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{Stream: s, MaxPool: 0, Timeout: 5 * time.Second})
-	t.Cleanup(func() { close(s.closed); tr.Close() })
+	tr := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{Stream: s, MaxPool: 0, Timeout: 5 * time.Second,
+		Logger: hclog.NewNullLogger()})
+	t.Cleanup(func() { tr.Close(); close(s.closed) })
 	return tr
 }
 
