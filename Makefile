@@ -156,13 +156,16 @@ durability:
 # the budget plus overhead), the controller's (TestSoakControllerAttacks: a
 # stranger's state changes and spoofed heartbeats, the attack report's flood
 # of 20,000 broker sets and 200,000 liveness entries against the bounds, the
-# status page over the flooded state), and the randomized differential suites against the model of the Java
-# rules (in process and over the wire) with many more seeds, with -race
+# status page over the flooded state), the controller's raft attacks
+# (TestRaftAttacks: forged entries, forced elections, huge terms, 20,000
+# held connections), and the randomized differential suites against the
+# model of the Java rules (in process and over the wire) with many more
+# seeds, with -race
 # (several minutes on two cores). `make test` runs the same suites at a
 # small size; `make test-short` skips them.
 SOAKFLAGS ?= -race
 soak:
-	ROCKETNS_SOAK=1 $(GO) test $(SOAKFLAGS) -count=1 -timeout 30m -run '^(TestSoak|TestDifferential|TestWireDifferential|TestOneIDTwoAddressesAgree)' -v ./core/route/... ./core/server ./core/ctlserver
+	ROCKETNS_SOAK=1 $(GO) test $(SOAKFLAGS) -count=1 -timeout 30m -run '^(TestSoak|TestDifferential|TestWireDifferential|TestOneIDTwoAddressesAgree|TestRaftAttacks)' -v ./core/route/... ./core/server ./core/ctlserver
 
 # Micro-benchmarks beside the hot path (codec, shard, route, kv).
 bench:

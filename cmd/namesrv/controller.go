@@ -22,6 +22,7 @@ import (
 	"github.com/rocketns/rocketns/core/certs"
 	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/core/ctlserver"
+	"github.com/rocketns/rocketns/core/raftnode"
 	"github.com/rocketns/rocketns/core/remoting"
 	"github.com/rocketns/rocketns/core/server"
 	"github.com/rocketns/rocketns/core/status"
@@ -68,6 +69,16 @@ func newControllerNode(cfg *config.Config, k *config.Controller, log *slog.Logge
 	}
 	if n.tls != nil {
 		sc.TLS = &remoting.TLS{Config: n.tls.Config(), Enforce: n.tls.Mode() == config.TLSEnforcing}
+	}
+	if k.RaftTLS {
+		// config checked that the files are set: the material is loaded.
+		sc.RaftTLS = &raftnode.PeerTLS{Certificate: n.tls.Certificate, Roots: n.tls.TrustPool}
+	}
+	if k.RaftSecretFile != "" {
+		if fi, err := os.Stat(k.RaftSecretFile); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			log.Warn("controllerRaftSecretFile holds the raft cluster secret but others may read it; chmod 600 it",
+				"file", k.RaftSecretFile, "mode", fi.Mode().Perm().String())
+		}
 	}
 	if n.srv, err = ctlserver.New(sc); err != nil {
 		return nil, err
@@ -229,6 +240,7 @@ func runController(args, environ []string, stdout, stderr io.Writer, signals <-c
 		_, _ = stdout.Write(cfg.AppendControllerText(nil))
 		return 0
 	}
+	fitConnectionsToFDs(cfg, log, raiseFDLimit) // rlimit.go, as for the NameServer
 	node, err := newControllerNode(cfg, k, log, nil, nil, policy)
 	if err != nil {
 		log.Error("cannot initialise the controller; fix the cause and start again", "err", err)

@@ -43,6 +43,12 @@ const (
 	KeyControllerMaxBrokerSets    = "controllerMaxBrokerSets"
 	KeyControllerMaxBrokersPerSet = "controllerMaxBrokersPerSet"
 	KeyControllerMaxLiveBrokers   = "controllerMaxLiveBrokers"
+	// rocketns's raft security: a file holding the cluster secret every
+	// member proves at each raft connection, and mutual TLS between members
+	// with the tls.server.* files. Without either, raft accepts any
+	// connection from a member's address.
+	KeyControllerRaftSecretFile = "controllerRaftSecretFile"
+	KeyControllerRaftTLSEnable  = "controllerRaftTLSEnable"
 )
 
 // Defaults of the state bounds: far above any real cluster (a few hundred
@@ -100,6 +106,8 @@ var controllerKeys = []ctlKey{
 	{KeyControllerMaxBrokerSets, TypeInt, strconv.Itoa(DefaultControllerMaxBrokerSets), ctlUsed},
 	{KeyControllerMaxBrokersPerSet, TypeInt, strconv.Itoa(DefaultControllerMaxBrokersPerSet), ctlUsed},
 	{KeyControllerMaxLiveBrokers, TypeInt, strconv.Itoa(DefaultControllerMaxLiveBrokers), ctlUsed},
+	{KeyControllerRaftSecretFile, TypeString, "", ctlUsed},
+	{KeyControllerRaftTLSEnable, TypeBool, "false", ctlUsed},
 
 	{"mappedFileSize", TypeInt, "1073741824", ctlJavaOnly},
 	{"controllerThreadPoolNums", TypeInt, "16", ctlJavaOnly},
@@ -255,6 +263,13 @@ type Controller struct {
 	// The state bounds: broker sets, registered ids per set, and brokers
 	// not registered in the liveness table.
 	MaxBrokerSets, MaxBrokersPerSet, MaxLiveBrokers int
+	// RaftSecretFile is controllerRaftSecretFile; RaftSecret its content,
+	// surrounding white space removed (nil when unset).
+	RaftSecretFile string
+	RaftSecret     []byte
+	// RaftTLS is controllerRaftTLSEnable: mutual TLS between members with
+	// the tls.server.* certificate, key and trust files.
+	RaftTLS bool
 
 	// The keys the node shares with the NameServer: bindAddress,
 	// serverChannelMaxIdleTimeSeconds (0 = never), frameMaxLength,
@@ -320,6 +335,8 @@ func (c *Config) Controller(embedded bool) (*Controller, error) {
 		MaxBrokerSets:               int(c.ctlInt(KeyControllerMaxBrokerSets)),
 		MaxBrokersPerSet:            int(c.ctlInt(KeyControllerMaxBrokersPerSet)),
 		MaxLiveBrokers:              int(c.ctlInt(KeyControllerMaxLiveBrokers)),
+		RaftSecretFile:              c.ctlValue(KeyControllerRaftSecretFile),
+		RaftTLS:                     c.ctlBool(KeyControllerRaftTLSEnable),
 		BindAddress:                 c.BindAddress,
 		IdleTimeoutSeconds:          c.ServerChannelMaxIdleTimeSeconds,
 		FrameMaxLength:              c.FrameMaxLength,
@@ -357,6 +374,7 @@ func (c *Config) Controller(embedded bool) (*Controller, error) {
 		}
 	}
 	errs = append(errs, k.checkRaft()...)
+	errs = append(errs, k.readRaftSecurity(c)...)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -392,6 +410,40 @@ func (k *Controller) checkRaft() []error {
 	}
 	if l := eff(lease, hb); l > hb {
 		errs = append(errs, fmt.Errorf("config: %s=%d is above the heartbeat timeout %d", KeyControllerRaftLeaderLeaseTimeout, l.Milliseconds(), hb.Milliseconds()))
+	}
+	return errs
+}
+
+// minRaftSecret is raftnode.MinSecretLen (copied, as the timings below).
+const minRaftSecret = 16
+
+// readRaftSecurity reads the cluster secret and checks that mutual TLS
+// has the files it needs: this node's certificate and key, and the trust
+// file peers' certificates must chain to. Test mode's throw-away
+// certificate cannot be verified by a peer.
+func (k *Controller) readRaftSecurity(c *Config) []error {
+	var errs []error
+	if path := strings.TrimSpace(k.RaftSecretFile); path != "" {
+		b, err := os.ReadFile(path)
+		switch secret := []byte(strings.TrimSpace(string(b))); {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("config: %s: %w", KeyControllerRaftSecretFile, err))
+		case len(secret) < minRaftSecret:
+			errs = append(errs, fmt.Errorf("config: %s %s holds %d bytes: want a secret of at least %d (openssl rand -hex 32 > %s)",
+				KeyControllerRaftSecretFile, path, len(secret), minRaftSecret, path))
+		default:
+			k.RaftSecret = secret
+		}
+	}
+	if k.RaftTLS {
+		st, err := c.TLS()
+		switch {
+		case err != nil:
+			errs = append(errs, err)
+		case st.Mode == TLSDisabled || st.TestMode || st.CertPath == "" || st.KeyPath == "" || st.TrustCertPath == "":
+			errs = append(errs, fmt.Errorf("config: %s=true needs %s, %s and %s (each member's certificate, naming its raft host, and the CA that issued them), and %s not disabled; %s's certificate cannot be verified by a peer",
+				KeyControllerRaftTLSEnable, KeyTLSServerCertPath, KeyTLSServerKeyPath, KeyTLSServerTrustCertPath, KeyTLSServerMode, KeyTLSTestModeEnable))
+		}
 	}
 	return errs
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rocketns/rocketns/core/auth"
 	"github.com/rocketns/rocketns/core/config"
+	"github.com/rocketns/rocketns/core/raftnode"
 	"github.com/rocketns/rocketns/core/raftnode/membership"
 	"github.com/rocketns/rocketns/core/remoting"
 )
@@ -103,13 +104,21 @@ type Config struct {
 	// four frames of MaxFrame.
 	Budget *remoting.Budget
 	// TLS, when set, serves TLS on the broker-facing port beside
-	// plaintext (raft connections are always plaintext).
+	// plaintext. Raft connections, sniffed before it applies, have their
+	// own: RaftTLS.
 	TLS *remoting.TLS
 	// Auth is who may send what on the broker-facing port: the
 	// NameServer's policy (config.Config.AuthPolicy; embedded, the very
 	// NameServer's), applied by requestClass. Nil serves everyone, as
 	// Java's controller does.
 	Auth *auth.Policy
+
+	// RaftSecret is the cluster secret every member proves at each raft
+	// connection (controllerRaftSecretFile); RaftTLS turns on mutual TLS
+	// between members (controllerRaftTLSEnable). Without either, raft
+	// accepts any connection from a member's address, and Start says so.
+	RaftSecret []byte
+	RaftTLS    *raftnode.PeerTLS
 
 	// Raft holds the raft timings; zero fields take raftnode's defaults.
 	Raft RaftConfig

@@ -12,7 +12,8 @@ import (
 )
 
 // FromConfig is the node k describes, without what the caller provides:
-// TLS material, the ConfigStore, the logger and the metrics hooks.
+// TLS material (the broker port's and, with k.RaftTLS, raft's), the
+// ConfigStore, the logger and the metrics hooks.
 // Embedded in the NameServer it answers with the NameServer's version
 // (479), as Java's embedded controller does; standalone with 0.
 func FromConfig(k *config.Controller) Config {
@@ -38,5 +39,6 @@ func FromConfig(k *config.Controller) Config {
 	c.Raft.HeartbeatTimeout = k.RaftHeartbeatTimeout
 	c.Raft.ElectionTimeout = k.RaftElectionTimeout
 	c.Raft.LeaderLeaseTimeout = k.RaftLeaderLeaseTimeout
+	c.RaftSecret = k.RaftSecret
 	return c
 }

@@ -88,6 +88,8 @@ var scrapeFamilies = func() []metrics.Family {
 		g("raft_voters", "Voting members in raft's configuration."),
 		g("raft_membership_mismatch", "1 when raft's membership differs from the configured peers."),
 		g("raft_last_contact_seconds", "Seconds since a follower last heard from its leader."),
+		c("raft_refused_connections_total", "Raft connections closed before raft saw them: from no member's address, past a connection cap, or failing the opening exchange (the cluster secret, TLS, a non-member's id)."),
+		c("raft_refused_rpcs_total", "Raft RPCs refused: from a non-member, with an absurd term, or a TimeoutNow not from the current leader."),
 		c("elections_total", "Elections this node decided as leader, by result: success (a new master), still_exist (2011), failed (2012), cleared (2004, no candidate).", "result"),
 		c("notifications_total", "NOTIFY_BROKER_ROLE_CHANGED (1008) notices, by result: sent, or failed (broker unreachable).", "result"),
 		c("overloaded_total", "Leader requests refused with SYSTEM_BUSY (queue full)."),
@@ -131,6 +133,8 @@ func (s *Server) collect(e metrics.Emitter) {
 	emit("raft_last_snapshot_index", float64(st.Raft.LastSnapshotIndex))
 	emit("raft_voters", float64(st.Raft.Voters))
 	emit("raft_membership_mismatch", b(st.Raft.MembershipMismatch))
+	emit("raft_refused_connections_total", float64(st.Raft.RefusedConnections))
+	emit("raft_refused_rpcs_total", float64(st.Raft.RefusedRPCs))
 	if !st.Raft.LastContact.IsZero() {
 		emit("raft_last_contact_seconds", s.cfg.Clock().Sub(st.Raft.LastContact).Seconds())
 	}

@@ -159,12 +159,17 @@ func (s *Server) Start() (err error) {
 	if opts.Budget == nil {
 		opts.Budget = remoting.NewBudget(max(remoting.DefaultBudgetBytes(), 4*int64(max(s.cfg.MaxFrame, codec.DefaultMaxFrame))))
 	}
+	// Raft connections: from members' addresses only, with the cluster
+	// secret or mutual TLS when set. On the shared port the listener's
+	// caps count them; on a raft port of its own the same caps apply.
+	so := raftnode.StreamOptions{Advertise: self.RaftAddr, Log: s.log, Secret: s.cfg.RaftSecret, TLS: s.cfg.RaftTLS}
 	if m.Style == membership.JRaft {
-		if s.stream, err = raftnode.ListenStream(s.cfg.listenAddr(self.RaftAddr), self.RaftAddr, s.log); err != nil {
+		so.Bind, so.MaxConns, so.MaxConnsPerIP = s.cfg.listenAddr(self.RaftAddr), s.cfg.MaxConnections, s.cfg.MaxConnectionsPerIP
+		if s.stream, err = raftnode.NewStream(so); err != nil {
 			return fmt.Errorf("controller %s: %w", m.SelfID, err)
 		}
 	} else {
-		if s.stream, err = raftnode.NewStreamLayer(self.RaftAddr, s.log); err != nil {
+		if s.stream, err = raftnode.NewStream(so); err != nil {
 			return fmt.Errorf("controller %s: %w", m.SelfID, err)
 		}
 		stream := s.stream
@@ -206,6 +211,10 @@ func (s *Server) Start() (err error) {
 	go s.runExpiryScan()
 	for _, w := range m.Warnings {
 		s.log.Warn("controller: " + w)
+	}
+	if !s.stream.Authenticated() {
+		s.log.Warn("controller: raft connections are not authenticated: anything that can connect from a member's host can write the controller state and disrupt elections; set controllerRaftSecretFile (a secret shared by the members) or controllerRaftTLSEnable (mutual TLS)",
+			"raft", self.RaftAddr)
 	}
 	s.log.Info("controller started", "style", m.Style.String(), "serve", s.remote.Addr().String(),
 		"raft", self.RaftAddr, "peers", len(m.Peers), "store", s.cfg.StoreDir)
