@@ -579,7 +579,7 @@ func longField(kv ...any) (string, int) {
 
 // fieldTooLong is the remark refusing a field longer than MaxFieldBytes.
 func fieldTooLong(code int32, field string, n int) string {
-	return fmt.Sprintf("%s refused: its %s is %d bytes, at most %d", codec.ControllerRequestCodeName(code), field, n, MaxFieldBytes)
+	return fmt.Sprintf("%s refused: its %s is %d bytes, at most %d", codec.RequestCodeName(code), field, n, MaxFieldBytes)
 }
 
 // maxEcho bounds a peer's string quoted in a remark.

@@ -51,7 +51,7 @@ func TestReplayVectors(t *testing.T) {
 		if st.Resp == nil {
 			continue
 		}
-		where := st.Req.File + " " + codec.ControllerRequestCodeName(h.Code)
+		where := st.Req.File + " " + codec.RequestCodeName(h.Code)
 		diffs, err := controllertest.Compare(st.Resp, controllertest.Got{
 			Code: got.Code, Remark: got.Remark, HasExt: got.HasExt, Ext: extMap(got.Ext), Body: got.Body,
 		})

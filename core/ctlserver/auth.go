@@ -88,6 +88,6 @@ func (s *Server) refuseAuthorization(c *remoting.Conn, req, resp *codec.Command,
 	resp.HasExt, resp.Ext = false, resp.Ext[:0]
 	s.counts.refused(refusalAuth(d.Reason))
 	s.log.Warn("controller: request refused: not authorized",
-		"code", req.Code, "request", codec.ControllerRequestCodeName(req.Code), "peer", c.Peer(),
+		"code", req.Code, "request", codec.RequestCodeName(req.Code), "peer", c.Peer(),
 		"account", d.AccessKey, "reason", d.Reason.String(), "oneway", req.IsOneway())
 }

@@ -35,13 +35,8 @@ func requestMetrics(routes []int32) (*metrics.Requests, error) {
 		Prefix:       MetricsPrefix,
 		Classes:      requestClasses,
 		UnknownClass: classNode,
-		Responses: []metrics.Response{
-			{Code: codec.SystemError, Name: "SYSTEM_ERROR"},
-			{Code: codec.SystemBusy, Name: "SYSTEM_BUSY"},
-			{Code: codec.RequestCodeNotSupported, Name: "REQUEST_CODE_NOT_SUPPORTED"},
-			{Code: codec.NoPermission, Name: "NO_PERMISSION"},
-			{Code: codec.ControllerNotLeader, Name: "CONTROLLER_NOT_LEADER"},
-		},
+		Responses: metrics.Responses(codec.SystemError, codec.SystemBusy, codec.RequestCodeNotSupported,
+			codec.NoPermission, codec.ControllerNotLeader),
 	}
 	for _, code := range routes {
 		class := classLeader
@@ -51,7 +46,7 @@ func requestMetrics(routes []int32) (*metrics.Requests, error) {
 		case codec.ControllerGetMetadataInfo, codec.UpdateControllerConfig, codec.GetControllerConfig:
 			class = classNode
 		}
-		o.Codes = append(o.Codes, metrics.Code{Code: code, Name: codec.ControllerRequestCodeName(code), Class: class})
+		o.Codes = append(o.Codes, metrics.Code{Code: code, Name: codec.RequestCodeName(code), Class: class})
 	}
 	return metrics.NewRequests(o)
 }
