@@ -1,16 +1,17 @@
-// Request, response and language codes of the remoting protocol, one line
-// each: the constant, its number, and its Java name as the first word of
-// the line comment. codes_gen.go derives the name lookups (RequestCodeName,
-// ResponseCodeName, LanguageName, LanguageByName) from these lines, so
-// adding a code is adding its line here and running go generate; a test
-// fails while codes_gen.go is stale.
+// Request and response codes of the remoting protocol, one line each: the
+// constant, its number, and its Java name as the first word of the line
+// comment. codes_gen.go derives the name lookups (RequestCodeName,
+// ResponseCodeName, and language.go's) from these lines, so adding a code
+// is adding its line here and running go generate; a test fails while
+// codes_gen.go is stale.
 
 package codec
 
 //go:generate go run ./internal/gencodes
 
-// Request codes the NameServer handles (and the few it sends or tests
-// use). Typed as int32 so they compare directly with Command.Code.
+// Request codes, typed as int32 so they compare directly with
+// Command.Code: the NameServer's (and the few it sends or tests use), then
+// the controller port's.
 //
 //gencodes:request
 const (
@@ -39,15 +40,11 @@ const (
 	GetBrokerMemberGroup          int32 = 901 // GET_BROKER_MEMBER_GROUP
 	BrokerHeartbeat               int32 = 904 // BROKER_HEARTBEAT: also a controller code
 	NotifyMinBrokerIDChange       int32 = 905 // NOTIFY_MIN_BROKER_ID_CHANGE: sent by the NameServer to brokers, never received
-)
 
-// Request codes of the controller port (RIP-44, the broker-id protocol of
-// 5.1.1+), besides BROKER_HEARTBEAT above. Codes 1014-1018 exist only as
-// Java JRaft log entries: a Java controller answers them with
-// REQUEST_CODE_NOT_SUPPORTED.
-//
-//gencodes:request
-const (
+	// The controller port's (RIP-44, the broker-id protocol of 5.1.1+),
+	// besides BROKER_HEARTBEAT above. Codes 1014-1018 exist only as Java
+	// JRaft log entries: a Java controller answers them with
+	// REQUEST_CODE_NOT_SUPPORTED.
 	ControllerAlterSyncStateSet  int32 = 1001 // CONTROLLER_ALTER_SYNC_STATE_SET
 	ControllerElectMaster        int32 = 1002 // CONTROLLER_ELECT_MASTER
 	ControllerRegisterBroker     int32 = 1003 // CONTROLLER_REGISTER_BROKER
@@ -68,7 +65,8 @@ const (
 	RaftBrokerHeartBeatEventCode int32 = 1018 // RAFT_BROKER_HEART_BEAT_EVENT_REQUEST
 )
 
-// Response codes a NameServer emits, and a controller besides its own.
+// Response codes: those a NameServer emits, then those a controller emits
+// besides them.
 //
 //gencodes:response
 const (
@@ -80,12 +78,7 @@ const (
 	TopicNotExist           int32 = 17   // TOPIC_NOT_EXIST
 	QueryNotFound           int32 = 22   // QUERY_NOT_FOUND
 	GoAway                  int32 = 1500 // GO_AWAY
-)
 
-// Response codes a controller emits besides the common ones.
-//
-//gencodes:response
-const (
 	ControllerFencedMasterEpoch          int32 = 2000 // CONTROLLER_FENCED_MASTER_EPOCH
 	ControllerFencedSyncStateSetEpoch    int32 = 2001 // CONTROLLER_FENCED_SYNC_STATE_SET_EPOCH
 	ControllerInvalidMaster              int32 = 2002 // CONTROLLER_INVALID_MASTER
@@ -104,28 +97,3 @@ const (
 	ControllerJRaftInternalError         int32 = 2015 // CONTROLLER_JRAFT_INTERNAL_ERROR
 	ControllerBrokerLiveInfoNotExists    int32 = 2016 // CONTROLLER_BROKER_LIVE_INFO_NOT_EXISTS
 )
-
-// LanguageCode bytes. JSON headers carry the name, binary headers the
-// byte.
-//
-//gencodes:language
-const (
-	LanguageJava   byte = 0  // JAVA: responses claim it, so their bytes match the Java server's
-	LanguageCPP    byte = 1  // CPP
-	LanguageDotNet byte = 2  // DOTNET
-	LanguagePython byte = 3  // PYTHON
-	LanguageDelphi byte = 4  // DELPHI
-	LanguageErlang byte = 5  // ERLANG
-	LanguageRuby   byte = 6  // RUBY
-	LanguageOther  byte = 7  // OTHER
-	LanguageHTTP   byte = 8  // HTTP
-	LanguageGo     byte = 9  // GO
-	LanguagePHP    byte = 10 // PHP
-	LanguageOMS    byte = 11 // OMS
-	LanguageRust   byte = 12 // RUST
-	LanguageNodeJS byte = 13 // NODE_JS: 5.x only
-)
-
-// LanguageUnknown stands for a name or byte Java would parse to a null
-// LanguageCode. Java does not reject such a header, so neither do we.
-const LanguageUnknown byte = 0xFF

@@ -12,11 +12,15 @@ import (
 )
 
 func TestGeneratedFileIsCurrent(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("..", "..", source))
-	if err != nil {
-		t.Fatal(err)
+	srcs := map[string][]byte{}
+	for _, name := range sources {
+		src, err := os.ReadFile(filepath.Join("..", "..", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srcs[name] = src
 	}
-	want, err := generate(source, src)
+	want, err := generate(srcs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +43,7 @@ const Java byte = 0 // JAVA
 `
 	f := func(decl, wantErr string) {
 		t.Helper()
-		_, err := generate("codes.go", []byte("package codec\n"+blocks+decl))
+		_, err := generate(map[string][]byte{"codes.go": []byte("package codec\n" + blocks + decl)})
 		if err == nil || !strings.Contains(err.Error(), wantErr) {
 			t.Fatalf("%q: error %v, want one containing %q", decl, err, wantErr)
 		}
@@ -51,7 +55,10 @@ const Java byte = 0 // JAVA
 	f("", "no block marked gencodes:request")
 	f("//gencodes:request\nconst A int32 = 1 // A\nconst (", "expected")
 
-	out, err := generate("codes.go", []byte("package codec\n"+blocks+"//gencodes:request\nconst (\n\tA int32 = 1 // NAME_A: a comment\n\tB int32 = 2 /* NAME_B */\n)\n"))
+	out, err := generate(map[string][]byte{
+		"codes.go":    []byte("package codec\n//gencodes:request\nconst (\n\tA int32 = 1 // NAME_A: a comment\n\tB int32 = 2 /* NAME_B */\n)\n"),
+		"language.go": []byte("package codec\n" + blocks),
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
