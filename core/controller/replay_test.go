@@ -37,7 +37,7 @@ func TestReplayVectors(t *testing.T) {
 			live.Heartbeat(&hb, uint64(st.Req.Conn), now)
 			got = HeartbeatReply(&hb)
 		} else {
-			d, ok := s.Decide(h.Code, &h, b, Env{Live: live, Now: now})
+			d, ok := s.decide(h.Code, &h, b, Env{Live: live, Now: now})
 			if !ok {
 				continue // 1005, 1010, unknown codes: the network side's
 			}

@@ -107,8 +107,8 @@ type Config struct {
 	TLS *remoting.TLS
 	// Auth is who may send what on the broker-facing port: the
 	// NameServer's policy (config.Config.AuthPolicy; embedded, the very
-	// NameServer's), applied by requestClass. Nil serves everyone, as
-	// Java's controller does.
+	// NameServer's), applied by the code table's classes. Nil serves
+	// everyone, as Java's controller does.
 	Auth *auth.Policy
 
 	// Raft holds the raft timings; zero fields take raftnode's defaults.
