@@ -109,8 +109,8 @@ type Config struct {
 	TLS *remoting.TLS
 	// Auth is who may send what on the broker-facing port: the
 	// NameServer's policy (config.Config.AuthPolicy; embedded, the very
-	// NameServer's), applied by requestClass. Nil serves everyone, as
-	// Java's controller does.
+	// NameServer's), applied by the code table's classes. Nil serves
+	// everyone, as Java's controller does.
 	Auth *auth.Policy
 
 	// RaftSecret is the cluster secret every member proves at each raft

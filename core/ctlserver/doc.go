@@ -34,6 +34,8 @@
 //
 // # Who answers what
 //
+// The code table (codes.go) says it for each code, by its class:
+//
 //   - 904 heartbeats, on every node, into that node's liveness table (as
 //     Java's DLedger mode; liveness is never replicated, jRaft style
 //     included). 1005 on every node from its raft view. 1009 and 1010 on
@@ -55,10 +57,10 @@
 // # Who may ask
 //
 // Config.Auth is the NameServer's authorization policy (core/auth), and
-// requestClass gives each request its class: what brokers send in their
-// run (904, 1001, 1003, 1013, a broker's own 1002) is a broker code, an
-// operator's 1002 (designateElect), 1009 and 1011 are admin codes, 1010 a
-// config read, and 1004, 1005, 1006, 1012 stay open. A refusal is the
+// the code table (codes.go) gives each request its class: what brokers
+// send in their run (904, 1001, 1003, 1013, a broker's own 1002) is a
+// broker code, an operator's 1002 (designateElect), 1009 and 1011 are
+// admin codes, 1010 a config read, and 1004, 1005, 1006, 1012 stay open. A refusal is the
 // NameServer's NO_PERMISSION and changes nothing. Apart from the policy, a
 // 904 never takes over a broker another connection holds unless it comes
 // from the same host, the broker's heartbeats expired, or an account that

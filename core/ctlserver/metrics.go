@@ -20,38 +20,27 @@ import (
 // stays apart from the NameServer's in one process.
 const MetricsPrefix = "rocketns_controller_"
 
-// Request classes of the latency histogram.
+// Request classes, the label of the latency histogram. A code's class
+// (in the code table) also says where it is answered.
 const (
-	classHeartbeat = iota // 904
-	classLeader           // the leader requests: reads and writes
-	classNode             // 1005, 1009, 1010 and anything else
+	classHeartbeat = iota // 904: on every node, into its own liveness table
+	classLeader           // by the ready leader from the state; 2007 on any other node
+	classNode             // on every node from its own view (1005, 1009, 1010), and unknown codes
 )
 
 var requestClasses = []string{"heartbeat", "leader", "node"}
 
 // requestMetrics builds the node's request counters from its code table.
-func requestMetrics(routes []int32) (*metrics.Requests, error) {
+func requestMetrics(codes []requestCode) (*metrics.Requests, error) {
 	o := metrics.RequestOptions{
 		Prefix:       MetricsPrefix,
 		Classes:      requestClasses,
 		UnknownClass: classNode,
-		Responses: []metrics.Response{
-			{Code: codec.SystemError, Name: "SYSTEM_ERROR"},
-			{Code: codec.SystemBusy, Name: "SYSTEM_BUSY"},
-			{Code: codec.RequestCodeNotSupported, Name: "REQUEST_CODE_NOT_SUPPORTED"},
-			{Code: codec.NoPermission, Name: "NO_PERMISSION"},
-			{Code: codec.ControllerNotLeader, Name: "CONTROLLER_NOT_LEADER"},
-		},
+		Responses: metrics.Responses(codec.SystemError, codec.SystemBusy, codec.RequestCodeNotSupported,
+			codec.NoPermission, codec.ControllerNotLeader),
 	}
-	for _, code := range routes {
-		class := classLeader
-		switch code {
-		case codec.BrokerHeartbeat:
-			class = classHeartbeat
-		case codec.ControllerGetMetadataInfo, codec.UpdateControllerConfig, codec.GetControllerConfig:
-			class = classNode
-		}
-		o.Codes = append(o.Codes, metrics.Code{Code: code, Name: codec.ControllerRequestCodeName(code), Class: class})
+	for _, c := range codes {
+		o.Codes = append(o.Codes, metrics.Code{Code: c.code, Name: codec.RequestCodeName(c.code), Class: c.class})
 	}
 	return metrics.NewRequests(o)
 }

@@ -105,12 +105,8 @@ func New(cfg Config) (*Server, error) {
 		announced: map[string]int32{},
 		kick:      make(chan struct{}, 1),
 	}
-	var codes []int32
-	for _, r := range s.routes() {
-		codes = append(codes, r.Code)
-	}
 	var err error
-	if s.requests, err = requestMetrics(codes); err != nil {
+	if s.requests, err = requestMetrics(s.codeTable()); err != nil {
 		return nil, err
 	}
 	s.listener = metrics.NewListener(MetricsPrefix)
@@ -141,7 +137,7 @@ func (s *Server) Start() (err error) {
 	opts := remoting.Options{
 		Addr:                s.cfg.listenAddr(self.ServeAddr),
 		Log:                 s.log,
-		Routes:              s.routes(),
+		Routes:              s.dispatchTable(),
 		Version:             s.cfg.ReplyVersion,
 		JSONReplies:         true,
 		MaxFrame:            s.cfg.MaxFrame,
