@@ -471,29 +471,9 @@ func describe(err error) string {
 		if remark == "" {
 			remark = "(no remark)"
 		}
-		return fmt.Sprintf("error code %d (%s): %s", re.Code, responseCodeName(re.Code), remark)
+		return fmt.Sprintf("error code %d (%s): %s", re.Code, codec.ResponseCodeName(re.Code), remark)
 	}
 	return strings.Join(strings.Fields(err.Error()), " ")
-}
-
-func responseCodeName(code int32) string {
-	switch code {
-	case codec.SystemError:
-		return "SYSTEM_ERROR"
-	case codec.SystemBusy:
-		return "SYSTEM_BUSY"
-	case codec.RequestCodeNotSupported:
-		return "REQUEST_CODE_NOT_SUPPORTED"
-	case codec.NoPermission:
-		return "NO_PERMISSION"
-	case codec.TopicNotExist:
-		return "TOPIC_NOT_EXIST"
-	case codec.QueryNotFound:
-		return "QUERY_NOT_FOUND"
-	case codec.GoAway:
-		return "GO_AWAY"
-	}
-	return "UNKNOWN"
 }
 
 // runRead asks the first NameServer that answers. An unreachable one is
