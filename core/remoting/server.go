@@ -174,6 +174,8 @@ type Server struct {
 	// returns.
 	handoffs sync.WaitGroup
 
+	// workers run the connections' tasks (workers.go).
+	workers  *workers
 	inflight *gate
 	closing  atomic.Bool
 	stop     chan struct{}
@@ -226,6 +228,7 @@ func New(o Options) (*Server, error) {
 		perIP:      make(map[string]int),
 		budget:     o.Budget,
 		handed:     make(map[*handedConn]struct{}),
+		workers:    newWorkers(maxIdleWorkers),
 		inflight:   newGate(),
 		stop:       make(chan struct{}),
 		serveErr:   make(chan error, 1),
@@ -254,6 +257,9 @@ func New(o Options) (*Server, error) {
 // Start listens on Options.Addr and serves in the background until
 // Shutdown.
 func (s *Server) Start() error {
+	if err := configureNetpoll(); err != nil {
+		return err
+	}
 	ln, err := netpoll.CreateListener("tcp", s.addr)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", s.addr, err)
@@ -265,7 +271,7 @@ func (s *Server) Start() error {
 	}
 	s.ln, s.loop = ln, loop
 	s.now.Store(time.Now().UnixMilli())
-	pool.start()
+	s.workers.start()
 	go func() { s.serveErr <- loop.Serve(ln) }()
 	s.ticker.Add(1)
 	go func() {
@@ -333,12 +339,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.closeHanded()
 	// Hand-off goroutines end once their sockets are closed; one being
 	// handed off right now sees closing and ends too (continueHandoff).
-	if err := waitOrDone(ctx, s.handoffs.Wait); err != nil {
+	if err := WaitOrDone(ctx, s.handoffs.Wait); err != nil {
 		errs = append(errs, fmt.Errorf("waiting for tls and handed-off connections: %w", err))
 	}
 	s.ticker.Wait()
 	if s.loop != nil {
-		pool.stop()
+		s.workers.stop()
 	}
 	return errors.Join(errs...)
 }
@@ -356,11 +362,12 @@ func (s *Server) closeWaiting() {
 	}
 }
 
-// waitOrDone runs wait on a goroutine and returns when it returns or when
-// ctx ends. After ctx ends the goroutine lives on until wait returns, which
-// the connections Shutdown closes next make happen; each call has a channel
-// of its own, so a late return closes nothing that is not its own.
-func waitOrDone(ctx context.Context, wait func()) error {
+// WaitOrDone runs wait (a WaitGroup's Wait, say) on a goroutine and
+// returns when it returns or when ctx ends, with ctx's error: a Shutdown
+// bounded by its context. After ctx ends the goroutine lives on until wait
+// returns, which closing what it waits for makes happen; each call has a
+// channel of its own, so a late return closes nothing that is not its own.
+func WaitOrDone(ctx context.Context, wait func()) error {
 	done := make(chan struct{})
 	go func() {
 		wait()
