@@ -552,7 +552,14 @@ func (s *Server) dispatch(c *Conn, rt *route, req, resp *codec.Command) {
 	}
 	err := h(c, req, resp)
 	if err == nil {
-		return
+		if c.deferred != nil {
+			return // answered later, by Pending.Reply
+		}
+		re := s.fitReply(c, req.Code, resp)
+		if re == nil {
+			return
+		}
+		err = re
 	}
 	// An error answers now, deferred or not.
 	c.cancelDeferred()
@@ -599,28 +606,4 @@ func (c *Conn) write(resp *codec.Command) error {
 		}
 	}
 	return encErr
-}
-
-// encodeReply appends resp's frame prefix for the connection to send. A
-// reply that cannot be framed (its header would overflow the 24-bit
-// length field: an error the encoder reports rather than corrupting the
-// stream) becomes a SYSTEM_ERROR without body or extFields, so the peer
-// still gets an answer it can read; the encoder's error is returned for the
-// log.
-func encodeReply(dst []byte, resp *codec.Command) ([]byte, error) {
-	out, err := codec.EncodeFramePrefix(dst, resp, len(resp.Body))
-	if err == nil {
-		return out, nil
-	}
-	resp.Code = codec.SystemError
-	resp.Remark = "the response cannot be sent: " + err.Error()
-	clear(resp.Ext)
-	resp.Ext = resp.Ext[:0]
-	resp.HasExt = false
-	resp.Body = nil
-	out, err2 := codec.EncodeFramePrefix(dst, resp, 0)
-	if err2 != nil {
-		return out, err2
-	}
-	return out, err
 }

@@ -98,10 +98,9 @@ func (s *Server) dispatchTable() []remoting.Route {
 	codes := s.codeTable()
 	routes := make([]remoting.Route, len(codes))
 	for i, c := range codes {
-		routes[i] = remoting.Route{Code: c.code, Handler: s.fitReply(s.guard(c))}
+		routes[i] = remoting.Route{Code: c.code, Handler: s.guard(c)}
 		if c.class == classRoute {
 			routes[i].TimeEvery = routeSample
-			routes[i].Handler = s.guard(c) // checks its reply's size itself (replysize.go)
 		}
 	}
 	return routes

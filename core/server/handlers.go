@@ -58,7 +58,7 @@ func (s *Server) handleRoute(c *remoting.Conn, req, resp *codec.Command) error {
 		buf := c.Buffer()
 		buf.B = body.AppendTopicRoute(buf.B[:0], r, body.Legacy)
 		resp.Body = buf.B
-		return s.fits(c, req, resp)
+		return nil
 	}
 	var b []byte
 	if orderConf != "" {
@@ -70,7 +70,7 @@ func (s *Server) handleRoute(c *remoting.Conn, req, resp *codec.Command) error {
 		return topicNotExist(topic)
 	}
 	resp.Body = b
-	return s.fits(c, req, resp)
+	return nil
 }
 
 func topicNotExist(topic string) error {
