@@ -68,7 +68,8 @@ type Conn struct {
 	consumed int
 	// samples is the timing state of the sampled routes (Route.TimeEvery).
 	samples []sample
-	// ip is the peer's address without the port, for the per-IP cap.
+	// ip is the peer's address without the port: the per-address cap
+	// counts by it and the heavy queue's turns go round it.
 	ip string
 
 	// acct is the connection's share of the listener's Budget; watch,
@@ -122,6 +123,13 @@ func (c *Conn) Buffer() *bytebufferpool.ByteBuffer {
 	return b
 }
 
+// open reports whether the connection is still up as far as the listener
+// knows: a netpoll connection its peer closed is not, even while its task
+// still runs.
+func (c *Conn) open() bool {
+	return c.nc == nil || c.nc.IsActive()
+}
+
 // Close ends the connection; safe from any goroutine, and more than once.
 func (c *Conn) Close() {
 	if c.closer != nil {
@@ -146,7 +154,7 @@ func (c *Conn) releaseHeld() {
 
 // newConn is a connection of s before it is published.
 func (s *Server) newConn(peer string, out netpoll.Writer, closer io.Closer) *Conn {
-	c := &Conn{srv: s, id: ConnID(s.nextConn.Add(1)), out: out, closer: closer, peer: peer, pool: &s.bufPool}
+	c := &Conn{srv: s, id: ConnID(s.nextConn.Add(1)), out: out, closer: closer, peer: peer, ip: peerIP(peer), pool: &s.bufPool}
 	c.acct.evict = c.Close
 	if s.table.sampled > 0 {
 		c.samples = make([]sample, s.table.sampled)
@@ -299,7 +307,11 @@ func (s *Server) serveBuffered(c *Conn, r netpoll.Reader) bool {
 			c.Close()
 			return false
 		}
-		s.handle(c)
+		if !s.handle(c, r) {
+			c.dropHeld()
+			c.Close()
+			return false
+		}
 		n := r.Len()
 		if maxIn > 0 && n > maxIn {
 			// netpoll keeps reading while requests are handled; a peer
@@ -372,11 +384,17 @@ func (s *Server) startWaiting(c *Conn) bool {
 // flush sends the queued replies and releases what they and the handled
 // requests held. A flush that fails (the peer stopped reading for longer
 // than the write timeout, or the connection broke) closes the connection.
-func (s *Server) flush(c *Conn, r netpoll.Reader) bool {
+func (s *Server) flush(c *Conn, r netpoll.Reader) bool { return s.send(c, r, true) }
+
+// send is flush; release says whether the handled requests' bytes go too,
+// which they may not while the request being handled points into them.
+func (s *Server) send(c *Conn, r netpoll.Reader, release bool) bool {
 	pending := c.pending
 	c.pending = 0
 	consumed := c.consumed
-	c.consumed = 0
+	if release {
+		c.consumed = 0
+	}
 	held := 0
 	if s.budget != nil {
 		held = pending + c.inputCost(consumed)
@@ -399,10 +417,15 @@ func (s *Server) flush(c *Conn, r netpoll.Reader) bool {
 		// Only now: a reply may point into the request bytes until
 		// sent. After a failed flush neither is released: the poller may
 		// still be reading them, and closing frees them.
-		r.Release()
+		left := r.Len()
+		if release {
+			r.Release()
+		} else {
+			left += consumed
+		}
 		c.releaseHeld()
 		if c.acct.mirror.Load() != 0 {
-			return s.charge(c, c.inputCost(r.Len()), "unread requests")
+			return s.charge(c, c.inputCost(left), "unread requests")
 		}
 		return true
 	}
@@ -455,18 +478,18 @@ func (s *Server) stampReply(resp *codec.Command, opaque int32, st byte) {
 
 // handle answers one request. The reply echoes the opaque, carries the
 // response flag and uses the request's serialize type (or JSON); a oneway
-// request is processed but gets nothing back.
-func (s *Server) handle(c *Conn) {
+// request is processed but gets nothing back. A heavy request (Route.Weigh)
+// waits for its turn first. It reports false when the connection closed
+// meanwhile: the request is not answered and nothing more is read.
+func (s *Server) handle(c *Conn, r netpoll.Reader) bool {
 	req, resp := &c.req, &c.resp
 	if req.IsResponse() {
 		// A listener originates no requests that expect replies over its
 		// own connections, so there is nothing to match this against (Java
 		// warns and drops too).
 		s.log.Debug("dropping unexpected response frame", "peer", c.peer, "code", req.Code, "opaque", req.Opaque)
-		return
+		return true
 	}
-	resp.Reset()
-	s.stampReply(resp, req.Opaque, req.SerializeType)
 	rt := s.table.lookup(req.Code)
 	var (
 		start  time.Time
@@ -478,13 +501,27 @@ func (s *Server) handle(c *Conn) {
 			start = time.Now()
 		}
 	}
+	heavy := false
+	if rt != nil && rt.weigh != nil {
+		if w := rt.weigh(req); w > 0 {
+			if !s.awaitTurn(c, r, w) {
+				return false
+			}
+			heavy = true
+		}
+	}
+	resp.Reset()
+	s.stampReply(resp, req.Opaque, req.SerializeType)
 	s.dispatch(c, rt, req, resp)
+	if heavy {
+		s.heavy.release()
+	}
 	if p := c.deferred; p != nil {
 		c.deferred = nil
 		if p.c != nil {
 			// Answered by Pending.Reply, which observes it, perhaps
 			// already.
-			return
+			return true
 		}
 	}
 	if s.observe != nil {
@@ -495,7 +532,7 @@ func (s *Server) handle(c *Conn) {
 		s.observe(req.Code, resp.Code, took, weight)
 	}
 	if req.IsOneway() {
-		return
+		return true
 	}
 	a := c.async.Load()
 	if a != nil {
@@ -514,6 +551,20 @@ func (s *Server) handle(c *Conn) {
 			s.log.Debug("write response", "peer", c.peer, "err", err)
 		}
 	}
+	return true
+}
+
+// awaitTurn waits for a heavy request's turn in the heavy queue. The
+// replies computed so far go out first: a peer that reads them is not kept
+// waiting for them behind the queue, and one that does not read is found
+// out here, blocked in the send with its input watched, before anything
+// more is built for it. It reports false when the connection closed
+// first: the request is not answered.
+func (s *Server) awaitTurn(c *Conn, r netpoll.Reader, weight int) bool {
+	if (c.pending > 0 || len(c.held) > 0) && !s.send(c, r, false) {
+		return false
+	}
+	return c.open() && s.heavy.acquire(c, weight)
 }
 
 // sampleWeight says whether this request of route rt is timed and how many

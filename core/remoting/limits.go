@@ -19,9 +19,6 @@ import (
 // sniffer's protocol included.
 func (s *Server) addConn(c *Conn) (ok, perIP bool) {
 	limit, ipLimit := s.limits.maxConns, s.limits.maxPerIP
-	if ipLimit > 0 {
-		c.ip = peerIP(c.peer)
-	}
 	s.connsMu.Lock()
 	defer s.connsMu.Unlock()
 	if limit > 0 && len(s.conns)+len(s.handed) >= limit {

@@ -69,6 +69,9 @@ type Options struct {
 	// unflushed replies exceed it, so a peer that does not read holds at
 	// most that much; <= 0 flushes only at the end of a batch.
 	MaxPendingResponseBytes int
+	// HeavySlots bounds the heavy requests (Route.Weigh) answered at
+	// once; <= 0 is DefaultHeavySlots.
+	HeavySlots int
 
 	// TLS, when set, serves TLS connections beside plaintext ones: a
 	// connection whose first byte opens a TLS record is handed to
@@ -175,11 +178,14 @@ type Server struct {
 	handoffs sync.WaitGroup
 
 	// workers run the connections' tasks (workers.go).
-	workers  *workers
-	inflight *gate
-	closing  atomic.Bool
-	stop     chan struct{}
-	ticker   sync.WaitGroup
+	workers *workers
+	// heavy hands out the turns of heavy requests (heavy.go).
+	heavy      *heavyQueue
+	heavySlots int
+	inflight   *gate
+	closing    atomic.Bool
+	stop       chan struct{}
+	ticker     sync.WaitGroup
 
 	hooks testHooks
 }
@@ -234,6 +240,11 @@ func New(o Options) (*Server, error) {
 		serveErr:   make(chan error, 1),
 	}
 	s.limits.maxPerIP = o.MaxConnectionsPerIP
+	s.heavySlots = o.HeavySlots
+	if s.heavySlots <= 0 {
+		s.heavySlots = DefaultHeavySlots()
+	}
+	s.heavy = newHeavyQueue(s.heavySlots)
 	if s.log == nil {
 		s.log = slog.Default()
 	}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -46,10 +45,6 @@ type Server struct {
 	// admin holds the run-time configuration and the 905 sender
 	// (handlers_config.go, notify.go).
 	admin adminState
-
-	// regSlots bounds how many registrations decode and apply at once
-	// (regslots.go).
-	regSlots *regSlots
 
 	// tls is the certificate material; nil when tls.server.mode is
 	// disabled.
@@ -126,11 +121,10 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Server, error) 
 			"path", cfg.KVConfigPath, "what", over)
 	}
 	s := &Server{
-		cfg:      cfg,
-		log:      log,
-		kv:       store,
-		stop:     make(chan struct{}),
-		regSlots: newRegSlots(runtime.GOMAXPROCS(0) / 2),
+		cfg:  cfg,
+		log:  log,
+		kv:   store,
+		stop: make(chan struct{}),
 	}
 	for _, o := range opts {
 		o(s)
