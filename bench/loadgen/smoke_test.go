@@ -113,6 +113,15 @@ func TestSmokeScenarios(t *testing.T) {
 			t.Errorf("register-big figures missing: %+v", r.Metrics)
 		}
 	})
+	f(ScenarioPipeline, func(o *Options) {
+		o.Duration = 1500 * time.Millisecond
+		o.Pipeline = PipelineSpec{Conns: 4, Requests: 50, From: "127.0.0.2"}
+	}, func(t *testing.T, r *Report) {
+		rowsWithQPS("idle", "attack", "after")(t, r)
+		if metric(t, r, "attack_connections_opened") != 4 || metric(t, r, "rss_attack_max") <= 0 {
+			t.Errorf("pipeline figures missing: %+v", r.Metrics)
+		}
+	})
 	f(ScenarioRSS, nil, func(t *testing.T, r *Report) {
 		if metric(t, r, "registered_rss") <= 0 {
 			t.Errorf("rss figures missing: %+v", r.Metrics)

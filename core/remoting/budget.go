@@ -39,6 +39,9 @@ type Budget struct {
 	mu      sync.Mutex
 	used    int64
 	holders map[*account]struct{} // accounts with cur > 0
+	// peak is the most used at any time, for Stats: what the budget's
+	// bound held against.
+	peak int64
 
 	refused atomic.Int64
 	evicted atomic.Int64
@@ -97,6 +100,8 @@ func DefaultBudgetBytes() int64 {
 // BudgetStats is what a budget counts, for metrics.
 type BudgetStats struct {
 	Limit, Used int64
+	// Peak is the most Used has been since the budget was made.
+	Peak int64
 	// Refused counts charges refused (each closed its connection);
 	// Evicted counts connections closed to make room for a smaller one.
 	Refused, Evicted int64
@@ -108,9 +113,9 @@ func (b *Budget) Stats() BudgetStats {
 		return BudgetStats{}
 	}
 	b.mu.Lock()
-	used := b.used
+	used, peak := b.used, b.peak
 	b.mu.Unlock()
-	return BudgetStats{Limit: b.limit, Used: used, Refused: b.refused.Load(), Evicted: b.evicted.Load()}
+	return BudgetStats{Limit: b.limit, Used: used, Peak: peak, Refused: b.refused.Load(), Evicted: b.evicted.Load()}
 }
 
 // account is one connection's share of a budget. cur and evicted are
@@ -181,6 +186,7 @@ func (b *Budget) set(a *account, n int64) (ok bool, victims []*account) {
 // put moves a's charge to n; b.mu is held.
 func (b *Budget) put(a *account, n int64) {
 	b.used += n - a.cur
+	b.peak = max(b.peak, b.used)
 	a.cur = n
 	a.mirror.Store(n)
 	if n == 0 {

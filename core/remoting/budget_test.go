@@ -56,8 +56,8 @@ func TestBudgetAccounting(t *testing.T) {
 	f("c", 5, true, "", 35)   // shrinking always fits
 	f("e", 65, true, "", 100) // exactly the limit
 	f("f", 1, true, "e", 36)  // one byte over: the largest goes
-	if st := b.Stats(); st.Refused != 1 || st.Evicted != 3 || st.Limit != 100 {
-		t.Fatalf("stats %+v, want 1 refused, 3 evicted, limit 100", st)
+	if st := b.Stats(); st.Refused != 1 || st.Evicted != 3 || st.Limit != 100 || st.Peak != 100 {
+		t.Fatalf("stats %+v, want 1 refused, 3 evicted, limit and peak 100", st)
 	}
 	if got := (*Budget)(nil).Stats(); got != (BudgetStats{}) {
 		t.Fatalf("nil budget stats %+v", got)

@@ -79,12 +79,18 @@ type Stats struct {
 	// Budget is the buffered-bytes budget's counts (shared with the
 	// listeners given the same Budget).
 	Budget BudgetStats
+	// HeavyRunning and HeavyWaiting count the heavy requests (Route.Weigh)
+	// being answered and waiting for their turn; HeavySlots bounds the
+	// first.
+	HeavyRunning, HeavyWaiting, HeavySlots int
 }
 
 // Stats reads the listener's counts.
 func (s *Server) Stats() Stats {
+	running, waiting := s.heavy.counts(s.heavySlots)
 	return Stats{Conns: s.ConnCount(), RefusedConns: s.refusedTotal.Load(),
-		RefusedPerIP: s.refusedIPTotal.Load(), Budget: s.budget.Stats()}
+		RefusedPerIP: s.refusedIPTotal.Load(), Budget: s.budget.Stats(),
+		HeavyRunning: running, HeavyWaiting: waiting, HeavySlots: s.heavySlots}
 }
 
 // refuseConn logs a connection closed at accept for MaxConnections or
