@@ -6,6 +6,7 @@ package remoting
 
 import (
 	"math"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -40,8 +41,10 @@ type Budget struct {
 	used    int64
 	holders map[*account]struct{} // accounts with cur > 0
 	// peak is the most used at any time, for Stats: what the budget's
-	// bound held against.
-	peak int64
+	// bound held against. high is the most used since the last
+	// collection the budget started (settle), settledAt when that was.
+	peak, high int64
+	settledAt  time.Time
 
 	refused atomic.Int64
 	evicted atomic.Int64
@@ -187,6 +190,7 @@ func (b *Budget) set(a *account, n int64) (ok bool, victims []*account) {
 func (b *Budget) put(a *account, n int64) {
 	b.used += n - a.cur
 	b.peak = max(b.peak, b.used)
+	b.high = max(b.high, b.used)
 	a.cur = n
 	a.mirror.Store(n)
 	if n == 0 {
@@ -194,6 +198,40 @@ func (b *Budget) put(a *account, n int64) {
 	} else {
 		b.holders[a] = struct{}{}
 	}
+}
+
+// settleEvery is the least time between two collections settle starts.
+const settleEvery = 30 * time.Second
+
+// settle starts a collection when connections let go of most of what
+// they held: the budget held a quarter of its limit or more since the
+// last one and holds an eighth of that or less now. Go gives memory back
+// to the system only after a collection has found it free, and an idle
+// server allocates nothing that would start one (the runtime forces one
+// every two minutes, and its scavenger then returns pages at its own
+// pace): after an attack, the read buffers netpoll pooled for its
+// connections (a sync.Pool, emptied by the second collection after they
+// came back) and the replies built for them would stay resident until
+// then. It runs from the listeners' tick, so at most once a second, and
+// starts at most one pair of collections per settleEvery, only after a
+// quarter of the budget was taken again. now is the tick's clock.
+func (b *Budget) settle(now time.Time) (released int64, ok bool) {
+	if b == nil {
+		return 0, false
+	}
+	b.mu.Lock()
+	high, used := b.high, b.used
+	if high < b.limit/4 || used > high/8 || now.Sub(b.settledAt) < settleEvery {
+		b.mu.Unlock()
+		return 0, false
+	}
+	b.high, b.settledAt = used, now
+	b.mu.Unlock()
+	go func() {
+		runtime.GC()
+		runtime.GC()
+	}()
+	return high - used, true
 }
 
 // charge sets c's account to n bytes (nothing below budgetMinCharge) and

@@ -98,7 +98,7 @@ type Conn struct {
 	// reference a large body without copying it until Flush, so they go back
 	// to the pool only after the flush.
 	held []*bytebufferpool.ByteBuffer
-	pool *bytebufferpool.Pool
+	pool *bufPool
 }
 
 // sample is one sampled route's state on a connection: the requests since
@@ -118,7 +118,7 @@ func (c *Conn) Peer() string { return c.peer }
 // batch of replies is flushed. Only the handler may call it, during its
 // call.
 func (c *Conn) Buffer() *bytebufferpool.ByteBuffer {
-	b := c.pool.Get()
+	b := c.pool.get()
 	c.held = append(c.held, b)
 	return b
 }
@@ -140,13 +140,14 @@ func (c *Conn) Close() {
 // dropHeld forgets the held buffers without returning them to the pool:
 // after a failed flush the output buffer may still reference them.
 func (c *Conn) dropHeld() {
+	c.pool.drop(len(c.held))
 	clear(c.held)
 	c.held = c.held[:0]
 }
 
 func (c *Conn) releaseHeld() {
 	for i, b := range c.held {
-		c.pool.Put(b)
+		c.pool.put(b)
 		c.held[i] = nil
 	}
 	c.held = c.held[:0]
@@ -203,6 +204,9 @@ func (s *Server) onClose(c *Conn) {
 	s.connsMu.Unlock()
 	c.endFlush()
 	s.uncharge(c)
+	// Replies built for a batch the connection did not live to flush:
+	// netpoll may still reference them, so they go to the collector.
+	c.dropHeld()
 	if c.handoffTo != nil {
 		// Taken off netpoll before any request: nothing was served over
 		// it, and the connection lives on elsewhere.

@@ -83,6 +83,8 @@ type Stats struct {
 	// being answered and waiting for their turn; HeavySlots bounds the
 	// first.
 	HeavyRunning, HeavyWaiting, HeavySlots int
+	// Pool is the reply-buffer pool's (not shared between listeners).
+	Pool PoolStats
 }
 
 // Stats reads the listener's counts.
@@ -90,7 +92,7 @@ func (s *Server) Stats() Stats {
 	running, waiting := s.heavy.counts(s.heavySlots)
 	return Stats{Conns: s.ConnCount(), RefusedConns: s.refusedTotal.Load(),
 		RefusedPerIP: s.refusedIPTotal.Load(), Budget: s.budget.Stats(),
-		HeavyRunning: running, HeavyWaiting: waiting, HeavySlots: s.heavySlots}
+		HeavyRunning: running, HeavyWaiting: waiting, HeavySlots: s.heavySlots, Pool: s.bufPool.stats()}
 }
 
 // refuseConn logs a connection closed at accept for MaxConnections or

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/cloudwego/netpoll"
-	"github.com/valyala/bytebufferpool"
 
 	"github.com/rocketns/rocketns/codec"
 )
@@ -159,7 +158,7 @@ type Server struct {
 	// MaxConnectionsPerIP; under connsMu.
 	perIP map[string]int
 
-	bufPool bytebufferpool.Pool
+	bufPool bufPool
 	budget  *Budget
 
 	// refused and refusedLogAt rate-limit the MaxConnections log line.
@@ -396,10 +395,16 @@ func WaitOrDone(ctx context.Context, wait func()) error {
 // and nothing written) for longer than IdleTimeout, as the Java server's
 // IdleStateHandler does. netpoll's own idle timeout is TCP keepalive, which
 // is not the same thing. It also closes connections whose unread input
-// passed MaxPendingRequestBytes (checkInput).
+// passed MaxPendingRequestBytes (checkInput), and lets the budget give
+// back what an attack made the process take (Budget.settle).
 func (s *Server) tick() {
-	now := time.Now().UnixMilli()
+	t := time.Now()
+	now := t.UnixMilli()
 	s.now.Store(now)
+	if released, ok := s.budget.settle(t); ok {
+		s.log.Info("connections let go of their buffered bytes: collecting so that the memory goes back to the system",
+			"released_bytes", released, "budget_bytes", s.budget.limit, "setting", "maxBufferedBytes")
+	}
 	idle := s.limits.idle.Milliseconds()
 	for _, c := range s.snapshotConns() {
 		if idle > 0 && now-c.lastActive.Load() > idle {

@@ -32,6 +32,7 @@ import (
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/codec/body"
 	"github.com/rocketns/rocketns/core/client"
+	"github.com/rocketns/rocketns/core/remoting"
 	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 )
 
@@ -532,6 +533,15 @@ func (a *listAttack) attack() {
 	}
 }
 
+// footprint is what the Go runtime holds from the system and has not
+// given back: the process's RSS less what is not the runtime's (the
+// binary's pages, C allocations).
+func footprint() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64() - s[1].Value.Uint64()
+}
+
 // endReaders stops the route readers and reports their failures.
 func (a *listAttack) endReaders() {
 	close(a.stop)
@@ -562,6 +572,7 @@ func TestSoakPipelinedTopicLists(t *testing.T) {
 	before := a.answered.Load()
 	for end := time.Now().Add(10 * time.Minute); ; time.Sleep(10 * time.Millisecond) {
 		st := a.s.remote.Stats()
+
 		if (a.answered.Load()-before >= int64(a.size.routes) && st.Conns <= a.connsBeforeAttack) || a.failed.Load() > 0 {
 			break
 		}
@@ -588,6 +599,49 @@ func TestSoakPipelinedTopicLists(t *testing.T) {
 		t.Errorf("%d of %d topic lists answered to connections that read none", answeredLists, all)
 	}
 	remotingtest.WaitFor(t, "the budget emptied", func() bool { return a.s.remote.Stats().Budget.Used == 0 })
+	if t.Failed() {
+		t.Logf("server log:\n%s", a.logs)
+	}
+}
+
+// TestSoakMemoryReturnsAfterPipelinedTopicLists: once the topic-list
+// attackers are gone, the budget's account and the reply-buffer pool are
+// back at their idle level (nothing charged, nothing lent, the pool at
+// most its bound), and the memory the process took goes back to the
+// system by itself: nothing here forces a collection.
+func TestSoakMemoryReturnsAfterPipelinedTopicLists(t *testing.T) {
+	size := listAttackSizeOf(t)
+	a := startListAttack(t, size, size.budget)
+	runtime.GC()
+	base := footprint()
+	idle := a.s.remote.Stats()
+	a.attack()
+	var peak uint64
+	remotingtest.WaitFor(t, "the attackers closed", func() bool {
+		peak = max(peak, footprint())
+		return a.s.remote.Stats().Conns <= a.connsBeforeAttack
+	})
+	a.endReaders()
+	var st remoting.Stats
+	remotingtest.WaitFor(t, "the budget and the pool back at their idle level", func() bool {
+		st = a.s.remote.Stats()
+		return st.Budget.Used == 0 && st.Pool.Lent == 0
+	})
+	if st.Pool.IdleBytes > 8<<20 {
+		t.Errorf("the reply-buffer pool keeps %d MiB after the attack (%d MiB before it)", st.Pool.IdleBytes>>20, idle.Pool.IdleBytes>>20)
+	}
+	// At most 32 MiB above the footprint before the attack, within a
+	// minute: the runtime's scavenger returns pages at its own pace.
+	const slack = 32 << 20
+	after := footprint()
+	for end := time.Now().Add(time.Minute); int64(after)-int64(base) > slack && time.Now().Before(end); after = footprint() {
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("footprint %d MiB before the attack, %d MiB at its peak, %d MiB after it; budget peak %d MiB; peak RSS %s",
+		base>>20, peak>>20, after>>20, st.Budget.Peak>>20, peakRSS())
+	if int64(after)-int64(base) > slack {
+		t.Errorf("%d MiB taken by the attack still held a minute after it", (int64(after)-int64(base))>>20)
+	}
 	if t.Failed() {
 		t.Logf("server log:\n%s", a.logs)
 	}
