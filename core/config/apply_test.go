@@ -77,6 +77,7 @@ notifyMinBrokerIdChanged=false
 nsaddrList=
 orderMessageEnable=false
 productEnvName=center
+reservedConnections=1000
 returnOrderTopicConfigToBroker=true
 rocketmqHome=/opt/rocketmq
 scanNotActiveBrokerInterval=5000

@@ -52,6 +52,7 @@ func Default() *Config {
 		MaxPendingRequestBytes:    64 << 20,
 		ServerWriteTimeoutSeconds: 30,
 		MaxConnectionsPerIP:       1000,
+		ReservedConnections:       1000,
 		MaxTopicsPerBroker:        100000,
 		MaxTopics:                 200000,
 

@@ -116,6 +116,7 @@ var knownKeys = append(boundsKeys(), []Key{
 	intKey("maxPendingRequestBytes", OriginRocketns, false, func(c *Config) *int { return &c.MaxPendingRequestBytes }),
 	intKey("serverWriteTimeoutSeconds", OriginRocketns, false, func(c *Config) *int { return &c.ServerWriteTimeoutSeconds }),
 	intKey("maxConnectionsPerIP", OriginRocketns, false, func(c *Config) *int { return &c.MaxConnectionsPerIP }),
+	intKey("reservedConnections", OriginRocketns, false, func(c *Config) *int { return &c.ReservedConnections }),
 	intKey("maxBufferedBytes", OriginRocketns, false, func(c *Config) *int { return &c.MaxBufferedBytes }),
 	intKey("maxTopicsPerBroker", OriginRocketns, false, func(c *Config) *int { return &c.MaxTopicsPerBroker }),
 	intKey("maxTopics", OriginRocketns, false, func(c *Config) *int { return &c.MaxTopics }),

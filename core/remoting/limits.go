@@ -6,6 +6,7 @@ package remoting
 
 import (
 	"net"
+	"net/netip"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -13,22 +14,36 @@ import (
 	"github.com/cloudwego/netpoll"
 )
 
-// addConn publishes c unless MaxConnections, or MaxConnectionsPerIP for
-// c's source address, is reached; perIP says which refused it.
-// Connections are counted whatever carries them, TLS and those handed to a
-// sniffer's protocol included.
+// addConn publishes c unless MaxConnections (less the reserved room when
+// c's address is not one it is kept for), or MaxConnectionsPerIP for c's
+// source address, is reached; perIP says which refused it. Connections
+// are counted whatever carries them, TLS and those handed to a sniffer's
+// protocol included.
 func (s *Server) addConn(c *Conn) (ok, perIP bool) {
 	limit, ipLimit := s.limits.maxConns, s.limits.maxPerIP
 	s.connsMu.Lock()
 	defer s.connsMu.Unlock()
-	if limit > 0 && len(s.conns)+len(s.handed) >= limit {
-		return false, false
+	if limit > 0 {
+		n := len(s.conns) + len(s.handed)
+		if n >= limit || (n >= limit-s.limits.reserved && !s.reservedFor(c.ip)) {
+			return false, false
+		}
 	}
 	if ipLimit > 0 && s.perIP[c.ip] >= ipLimit {
 		return false, true
 	}
 	s.addConnLocked(c)
 	return true, false
+}
+
+// reservedFor reports whether the room ReservedConnections keeps is open
+// to ip. It parses the address, so it runs only once that room is reached.
+func (s *Server) reservedFor(ip string) bool {
+	if s.limits.reservedFor == nil {
+		return false
+	}
+	a, err := netip.ParseAddr(ip)
+	return err == nil && s.limits.reservedFor(a.Unmap())
 }
 
 // addConnLocked publishes c; s.connsMu is held.

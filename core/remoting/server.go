@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,6 +48,14 @@ type Options struct {
 	// is no limit. TLS connections count, and so do those handed to a
 	// Sniffer's protocol until it closes them.
 	MaxConnections int
+	// ReservedConnections of MaxConnections are kept for the addresses
+	// Reserved admits (the broker and admin networks): a connection from
+	// any other address is closed at accept once MaxConnections -
+	// ReservedConnections are open, so that connections from elsewhere
+	// cannot lock the brokers and operators out. <= 0, or a nil
+	// Reserved, keeps none.
+	ReservedConnections int
+	Reserved            func(netip.Addr) bool
 	// MaxConnectionsPerIP closes connections at accept beyond this many
 	// from one source address (loopback included); <= 0 is no limit.
 	MaxConnectionsPerIP int
@@ -194,6 +203,9 @@ type limits struct {
 	maxConns, maxIn, maxOut int
 	idle, write             time.Duration
 	maxPerIP                int
+	// reserved of maxConns are for the addresses reservedFor admits.
+	reserved    int
+	reservedFor func(netip.Addr) bool
 }
 
 // testHooks let tests observe events that have no other outside effect.
@@ -239,6 +251,9 @@ func New(o Options) (*Server, error) {
 		serveErr:   make(chan error, 1),
 	}
 	s.limits.maxPerIP = o.MaxConnectionsPerIP
+	if o.Reserved != nil && o.ReservedConnections > 0 {
+		s.limits.reserved, s.limits.reservedFor = o.ReservedConnections, o.Reserved
+	}
 	s.heavySlots = o.HeavySlots
 	if s.heavySlots <= 0 {
 		s.heavySlots = DefaultHeavySlots()

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"slices"
 	"strconv"
 	"sync"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/core/adminhttp"
+	"github.com/rocketns/rocketns/core/auth"
 	"github.com/rocketns/rocketns/core/certs"
 	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/core/kv"
@@ -167,6 +169,20 @@ func (s *Server) clock() int64 {
 // Routes exposes the route table (for tests and the process's own status).
 func (s *Server) Routes() *route.Table { return s.routes }
 
+// reservedNets are the networks reservedConnections keeps room for: the
+// admin and broker allowlists, none when neither is set.
+func (s *Server) reservedNets() ([]netip.Prefix, error) {
+	admin, err := auth.ParseCIDRs(s.cfg.AdminAllowCIDRs)
+	if err != nil {
+		return nil, err
+	}
+	brokers, err := auth.ParseCIDRs(s.cfg.BrokerAllowCIDRs)
+	if err != nil {
+		return nil, err
+	}
+	return append(admin, brokers...), nil
+}
+
 // listener builds the remoting listener once: the dispatch table, the
 // limits and TLS from the configuration, and the hooks that tie
 // connections to brokers and requests to the metrics.
@@ -195,6 +211,19 @@ func (s *Server) listener() (*remoting.Server, error) {
 	}
 	if s.tls != nil {
 		o.TLS = &remoting.TLS{Config: s.tls.Config(), Enforce: s.tls.Mode() == config.TLSEnforcing}
+	}
+	if nets, err := s.reservedNets(); err != nil {
+		return nil, err
+	} else if len(nets) > 0 {
+		o.ReservedConnections = cfg.ReservedConnections
+		o.Reserved = func(a netip.Addr) bool {
+			for _, n := range nets {
+				if n.Contains(a) {
+					return true
+				}
+			}
+			return false
+		}
 	}
 	r, err := remoting.New(o)
 	if err != nil {
