@@ -47,7 +47,7 @@ type PoolStats struct {
 	IdleBytes int64
 }
 
-func (p *bufPool) get() *bytebufferpool.ByteBuffer {
+func (p *bufPool) lend() *bytebufferpool.ByteBuffer {
 	p.lent.Add(1)
 	p.mu.Lock()
 	n := len(p.free)
@@ -63,9 +63,9 @@ func (p *bufPool) get() *bytebufferpool.ByteBuffer {
 	return b
 }
 
-// put takes b back, keeping it when it is small enough and the pool has
+// reclaim takes b back, keeping it when it is small enough and the pool has
 // room.
-func (p *bufPool) put(b *bytebufferpool.ByteBuffer) {
+func (p *bufPool) reclaim(b *bytebufferpool.ByteBuffer) {
 	p.lent.Add(-1)
 	c := cap(b.B)
 	if c > maxPooledBuffer {

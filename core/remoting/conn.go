@@ -32,35 +32,38 @@ type connKey struct{}
 // request; ID, Peer and Close may be used at any time and from any
 // goroutine, Buffer and Defer only by the handler during its call.
 //
-// netpoll runs at most one onRequest per connection at a time and a TLS
-// connection has one goroutine, so the unexported state is touched by one
-// goroutine only, but for lastActive, waiting and async; closer is set
-// before the conn is published.
+// Its state is split by job, each part owned as its comment says: what
+// identifies the connection and may be read from any goroutine (here),
+// the request loop's (connLoop), the budget and input watch's (connWatch)
+// and the TLS side and hand-off's (connHandoff). closer is set before the
+// conn is published.
 type Conn struct {
 	srv        *Server
 	id         ConnID
 	nc         netpoll.Connection // nil for TLS
-	in         netpoll.Reader     // nc.Reader(), read by the input watchdog; nil for TLS
+	in         netpoll.Reader     // nc.Reader(), read by the input watch; nil for TLS
 	out        netpoll.Writer     // nc.Writer(); a LinkBuffer for TLS and Pipe
 	closer     io.Closer          // ends the connection from any goroutine: nc, or the TLS socket
 	peer       string
 	lastActive atomic.Int64
+	// ip is the peer's address without the port: the per-address cap
+	// counts by it and the heavy queue's turns go round it.
+	ip string
 	// waiting is set while the connection blocks for bytes of a frame
 	// that has not fully arrived; Shutdown closes such connections rather
 	// than waiting for them (startWaiting, closeWaiting).
 	waiting atomic.Bool
 
-	// tls is the TLS side of a connection served by serveTLS, nil for
-	// netpoll connections.
-	tls *tlsTransport
-	// sniffed: the first bytes have been looked at (plaintext, TLS or a
-	// sniffer's protocol).
-	sniffed bool
-	// handoff holds the bytes netpoll read before the connection was
-	// taken off it; non-nil means the close callback continues the
-	// connection with handoffTo instead of ending it (handoff.go).
-	handoff   []byte
-	handoffTo func(raw net.Conn, pre []byte)
+	connLoop
+	connWatch
+	connHandoff
+}
+
+// connLoop is the read-dispatch-write loop's state. netpoll runs at most
+// one onRequest per connection at a time and a TLS connection has one
+// goroutine, so only that goroutine touches it, but for async, which the
+// goroutines completing deferred replies share (deferred.go).
+type connLoop struct {
 	// pending counts reply bytes written since the last flush.
 	pending int
 	// consumed counts request bytes read since the last flush: netpoll
@@ -68,21 +71,6 @@ type Conn struct {
 	consumed int
 	// samples is the timing state of the sampled routes (Route.TimeEvery).
 	samples []sample
-	// ip is the peer's address without the port: the per-address cap
-	// counts by it and the heavy queue's turns go round it.
-	ip string
-
-	// acct is the connection's share of the listener's Budget; watch,
-	// flushing and flushPending watch a netpoll flush that blocks
-	// (budget.go).
-	acct         account
-	watch        *time.Timer
-	watchMu      sync.Mutex
-	watchSeen    int // input length at the watch's last look; under watchMu
-	flushing     atomic.Bool
-	flushPending atomic.Int64
-	// inPeak is the most input the connection has held (inputCost).
-	inPeak atomic.Int64
 
 	// deferred is the Pending of the request being handled, if its
 	// handler called Defer; async is set once any handler of the
@@ -99,6 +87,38 @@ type Conn struct {
 	// to the pool only after the flush.
 	held []*bytebufferpool.ByteBuffer
 	pool *bufPool
+}
+
+// connWatch is the connection's share of the listener's Budget and the
+// watch on its input while a flush or a handler blocks (budget.go). The
+// account is the budget's (under Budget.mu, mirror read freely); watchSeen
+// is under watchMu; the loop arms and disarms the watch.
+type connWatch struct {
+	acct         account
+	watch        *time.Timer
+	watchMu      sync.Mutex
+	watchSeen    int // input length at the watch's last look; under watchMu
+	flushing     atomic.Bool
+	flushPending atomic.Int64
+	// inPeak is the most input the connection has held (inputCost).
+	inPeak atomic.Int64
+}
+
+// connHandoff is the loop's state before its first request: whether the
+// first bytes were looked at, and where they sent the connection, TLS
+// (tls.go) or another protocol (handoff.go).
+type connHandoff struct {
+	// tls is the TLS side of a connection served by serveTLS, nil for
+	// netpoll connections.
+	tls *tlsTransport
+	// sniffed: the first bytes have been looked at (plaintext, TLS or a
+	// sniffer's protocol).
+	sniffed bool
+	// handoff holds the bytes netpoll read before the connection was
+	// taken off it; non-nil means the close callback continues the
+	// connection with handoffTo instead of ending it (handoff.go).
+	handoff   []byte
+	handoffTo func(raw net.Conn, pre []byte)
 }
 
 // sample is one sampled route's state on a connection: the requests since
@@ -118,7 +138,7 @@ func (c *Conn) Peer() string { return c.peer }
 // batch of replies is flushed. Only the handler may call it, during its
 // call.
 func (c *Conn) Buffer() *bytebufferpool.ByteBuffer {
-	b := c.pool.get()
+	b := c.pool.lend()
 	c.held = append(c.held, b)
 	return b
 }
@@ -147,7 +167,7 @@ func (c *Conn) dropHeld() {
 
 func (c *Conn) releaseHeld() {
 	for i, b := range c.held {
-		c.pool.put(b)
+		c.pool.reclaim(b)
 		c.held[i] = nil
 	}
 	c.held = c.held[:0]
@@ -155,7 +175,8 @@ func (c *Conn) releaseHeld() {
 
 // newConn is a connection of s before it is published.
 func (s *Server) newConn(peer string, out netpoll.Writer, closer io.Closer) *Conn {
-	c := &Conn{srv: s, id: ConnID(s.nextConn.Add(1)), out: out, closer: closer, peer: peer, ip: peerIP(peer), pool: &s.bufPool}
+	c := &Conn{srv: s, id: ConnID(s.nextConn.Add(1)), out: out, closer: closer, peer: peer, ip: peerIP(peer)}
+	c.pool = &s.bufPool
 	c.acct.evict = c.Close
 	if s.table.sampled > 0 {
 		c.samples = make([]sample, s.table.sampled)
@@ -451,7 +472,7 @@ func (s *Server) send(c *Conn, r netpoll.Reader, release bool) bool {
 // crypto/tls for a TLS connection.
 func (c *Conn) flushOut(timeout time.Duration) error {
 	if c.tls != nil {
-		return c.tls.flush(timeout)
+		return c.tls.flushRecords(timeout)
 	}
 	return c.out.Flush()
 }

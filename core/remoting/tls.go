@@ -25,7 +25,7 @@ type tlsTransport struct {
 	out *netpoll.LinkBuffer
 }
 
-func (t *tlsTransport) flush(timeout time.Duration) error {
+func (t *tlsTransport) flushRecords(timeout time.Duration) error {
 	t.out.Flush()
 	n := t.out.Len()
 	if n == 0 {
