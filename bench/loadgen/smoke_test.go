@@ -93,6 +93,7 @@ func TestSmokeScenarios(t *testing.T) {
 			t.Error("the storm registered nothing")
 		}
 		metric(t, r, "storm_p99_over_idle_p99")
+		metric(t, r, "storm_p999_over_idle_p999")
 	})
 	f(ScenarioExpiry, func(o *Options) { o.DropPercents = []int{50} }, func(t *testing.T, r *Report) {
 		rowsWithQPS("drop 50%: before", "drop 50%: after")(t, r)
