@@ -197,14 +197,14 @@ func (s staged) RegisterTopic(topic string, queues []body.QueueData) {
 	s.prepare(func(w *write) { w.registerTopic(topic, queues) })
 }
 
-func (s staged) Heartbeat(cluster, addr string) (ok bool) {
-	s.prepare(func(w *write) { ok = w.touch(addrKey{cluster, addr}, s.tb.now()) != nil })
-	return ok
+// A heartbeat's whole preparation is reading the clock (Table.touch).
+func (s staged) Heartbeat(cluster, addr string) bool {
+	s.prepare(func(*write) { s.tb.now() })
+	return s.tb.live[addrKey{cluster, addr}] != nil
 }
 
 func (s staged) QueryDataVersion(cluster, addr string, _ *body.DataVersion) (bool, body.DataVersion, bool) {
-	s.Heartbeat(cluster, addr)
-	return false, body.DataVersion{}, false
+	return s.Heartbeat(cluster, addr), body.DataVersion{}, false
 }
 
 // atomicCase is a table in some state and one write on it.
@@ -430,11 +430,12 @@ func TestPanicMidWriteChangesNothing(t *testing.T) {
 // while a write prepares and no test would see it. A new field of Table
 // belongs in the dump, then in this list.
 func TestDumpCoversEveryTable(t *testing.T) {
-	dumped := []string{"opts", "now", "topics", "view", "actingMaster", "deleteWithReg", "cachedBytes", "mu",
-		"groups", "clusters", "live", "filters", "brokerTopics", "conns", "expiry", "mappings"}
+	dumped := []string{"topics", "view", "cachedBytes", "groups", "clusters", "live", "filters", "brokerTopics",
+		"conns", "expiry", "mappings"}
+	notState := []string{"opts", "now", "mu", "actingMaster", "deleteWithReg"} // no writer changes them
 	typ := reflect.TypeFor[Table]()
 	for i := range typ.NumField() {
-		if f := typ.Field(i).Name; !slices.Contains(dumped, f) {
+		if f := typ.Field(i).Name; !slices.Contains(dumped, f) && !slices.Contains(notState, f) {
 			t.Errorf("Table.%s is not in dumpState", f)
 		}
 	}

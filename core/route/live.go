@@ -105,6 +105,19 @@ const (
 	ReasonUnregistered = "unregistered"
 )
 
+// touch refreshes key's liveness to now and returns its entry, nil when key
+// is not registered. It needs no write: it stores one value, read from the
+// clock before anything changes, and moves the entry in the heap, neither
+// of which can fail part-way. Called under mu.
+func (t *Table) touch(key addrKey, now int64) *liveInfo {
+	li := t.live[key]
+	if li != nil {
+		li.lastUpdate = now
+		heap.Fix(&t.expiry, li.idx)
+	}
+	return li
+}
+
 func (t *Table) connAdd(c ConnID, key addrKey) {
 	if c == 0 {
 		return
@@ -133,9 +146,7 @@ func (t *Table) connDel(c ConnID, key addrKey) {
 func (t *Table) QueryDataVersion(cluster, addr string, dv *body.DataVersion) (changed bool, stored body.DataVersion, known bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	w := write{t: t}
-	li := w.touch(addrKey{cluster, addr}, t.now())
-	w.commit()
+	li := t.touch(addrKey{cluster, addr}, t.now())
 	if li == nil {
 		return true, body.DataVersion{}, false
 	}
@@ -147,10 +158,7 @@ func (t *Table) QueryDataVersion(cluster, addr string, dv *body.DataVersion) (ch
 func (t *Table) Heartbeat(cluster, addr string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	w := write{t: t}
-	li := w.touch(addrKey{cluster, addr}, t.now())
-	w.commit()
-	return li != nil
+	return t.touch(addrKey{cluster, addr}, t.now()) != nil
 }
 
 // unregReq is one address to unregister (Java UnRegisterBrokerRequestHeader).

@@ -33,6 +33,8 @@ import (
 // key (cloned from the request, or taken from the table), as Go maps keep
 // the key of every assignment.
 //
+// A heartbeat has nothing to work out and needs no write (Table.touch).
+//
 // The brokerName -> topics index, the expiry heap and the connection index
 // are never staged: commit derives them from the topic entries and live
 // entries it stores, so they cannot disagree with those.
@@ -145,19 +147,6 @@ func (w *write) dropLive(key addrKey) *liveInfo {
 		put(&w.live, key, nil)
 	}
 	return li
-}
-
-// touch stages key's liveness refreshed to now and returns the entry, nil
-// when key is not registered.
-func (w *write) touch(key addrKey, now int64) *liveInfo {
-	li := w.liveOf(key)
-	if li == nil {
-		return nil
-	}
-	c := *li
-	c.lastUpdate = now
-	put(&w.live, c.key, &c)
-	return &c
 }
 
 // connEmpty reports whether no live entry is left on conn once w commits.
