@@ -209,17 +209,25 @@ func (t *Table) applyTopics(ups []topicUpdate) {
 	for i := range ups {
 		keys[i] = ups[i].key
 	}
+	olds := make([]*topicEntry, len(ups))
 	t.topics.UpdateMany(keys, func(i int, key string, old *topicEntry, ok bool) (*topicEntry, shard.Action) {
 		nv := ups[i].nv
 		if ok && old != nv {
 			t.cacheDropped(old)
 		}
-		t.reindex(key, old, nv)
+		olds[i] = old
 		if nv == nil {
 			return nil, shard.Delete
 		}
 		return nv, shard.Store
 	})
+	// Reindexed after the batch, in the order the write staged the entries,
+	// which is the order they were made in: the shards' order would chase
+	// 100k fresh entries all over the heap (25 % more CPU for a first
+	// registration of 100k topics).
+	for i := range ups {
+		t.reindex(ups[i].key, olds[i], ups[i].nv)
+	}
 }
 
 // reindex moves topic in brokerTopics from the groups of old's queues to
