@@ -1,8 +1,10 @@
 // Every write is all-or-nothing: a writer only stages its changes until it
 // commits them, so what it prepared changes no table (brokers, clusters,
 // liveness, connections, filter servers, the topic index, mappings, topic
-// entries, the broker view, the cached route bodies), and a panic while it
-// prepares leaves every table as it was.
+// entries, the broker view, the cached route bodies), a panic while it
+// prepares leaves every table as it was, and a write it refuses changes
+// nothing. Each test here fails when a writer changes a table before its
+// commit, commits after a panic or commits what it staged before refusing.
 
 package route
 
@@ -382,7 +384,7 @@ func TestPreparedWritesChangeNothing(t *testing.T) {
 
 // A writer that panics part-way (here at the clock, which a registration
 // reads after it has worked out its groups, filter servers, topic entries
-// and broker view, and a scan or heartbeat before it stages anything) lets
+// and broker view, and a scan or heartbeat before it changes anything) lets
 // the panic reach the caller and leaves every table, and every cache a
 // reader fills at that moment, as it was; the writers' lock is released,
 // so the same write then goes through.
@@ -463,6 +465,59 @@ func lineDiff(a, b string) string {
 		}
 	}
 	return out.String()
+}
+
+// Every refusal of a write changes nothing anyone can see: not the tables,
+// not the caches, not the liveness of the broker it names. Each case is
+// refused (the test checks the error), so a writer that refused after
+// staging part of its write and committed it anyway would fail here.
+func TestRefusedWritesChangeNothing(t *testing.T) {
+	owned := func(r *Registration, owner string) *Registration { r.Owner = owner; return r }
+	cases := []struct {
+		name string
+		opts Options
+		op   func(tb *Table) error
+		want error
+	}{
+		{"negative broker id", Options{}, func(tb *Table) error {
+			_, err := tb.Register(reg5("a", "a0:1", -1, 2, true, tc("T1", 1, 6), tc("T8", 1, 6)))
+			return err
+		}, ErrNegativeBrokerID},
+		{"takeover of an address", Options{}, func(tb *Table) error {
+			_, err := tb.Register(owned(reg5("a", "a0:1", 0, 2, true, tc("T1", 1, 4), tc("T8", 1, 6)), "kb"))
+			return err
+		}, ErrTakeover},
+		{"takeover of an id at another address", Options{}, func(tb *Table) error {
+			_, err := tb.Register(owned(reg5("a", "evil:1", 0, 2, true, tc("T1", 1, 4), tc("T8", 1, 6)), "kb"))
+			return err
+		}, ErrTakeover},
+		{"unregistration with other credentials", Options{}, func(tb *Table) error {
+			_, _, err := tb.UnregisterAs("c", "a0:1", "a", 0, "kb", false)
+			return err
+		}, ErrTakeover},
+		// masterSlave holds T1, T2, T3 and S.
+		{"too many topics for a new group", Options{MaxTopics: 5}, func(tb *Table) error {
+			_, err := tb.Register(reg5("e", "e0:1", 0, 1, false, tc("T1", 1, 6), tc("T8", 1, 6), tc("T9", 1, 6)))
+			return err
+		}, ErrTooManyTopics},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			opts := c.opts
+			opts.Shards = 4
+			tb, clk := newTable(opts)
+			masterSlave(t, tb, clk)
+			warm(tb)
+			before := dumpState(t, tb)
+			if err := c.op(tb); !errors.Is(err, c.want) {
+				t.Fatalf("got %v, want %v", err, c.want)
+			}
+			warm(tb)
+			if after := dumpState(t, tb); after != before {
+				t.Fatalf("the refused write changed the tables:\n%s", lineDiff(before, after))
+			}
+		})
+	}
 }
 
 // An empty broker address is refused before anything changes (Java stores
