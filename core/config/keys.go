@@ -303,43 +303,5 @@ func format(v any) string {
 	return ""
 }
 
-// javaNamed reports a Java key, as opposed to one of rocketns's own.
-func (k *Key) javaNamed() bool { return k.Class != ClassRocketns && k.Class != ClassTLS }
-
 // kept reports whether the key's value lives in Config.Extra.
 func (k *Key) kept() bool { return k.field == nil }
-
-// JavaKey is a Java NameServer setting and what rocketns does with it.
-type JavaKey struct {
-	Name string
-	// Default is Java's default as GET_NAMESRV_CONFIG prints it; "" for the
-	// NettyClientConfig keys, which Java does not print.
-	Default string
-	// Class is the Java config class: NamesrvConfig, NettyServerConfig or
-	// NettyClientConfig.
-	Class string
-	// Used: rocketns acts on it; otherwise it is accepted, kept and
-	// printed, and has no effect.
-	Used bool
-}
-
-// JavaKeys lists the Java NameServer settings rocketns accepts, in the
-// order of the table. The migration guide's tables are generated from it.
-func JavaKeys() []JavaKey {
-	var out []JavaKey
-	for i := range keys {
-		k := &keys[i]
-		switch k.Class {
-		case ClassNamesrv, ClassNettyServer, ClassNettyClient:
-			out = append(out, JavaKey{Name: k.Name, Default: k.DefaultText(RoleNameServer), Class: k.Class.String(), Used: !k.JavaOnly})
-		}
-	}
-	return out
-}
-
-// IsJavaOnlyKey reports whether name is a Java setting rocketns accepts but
-// has no use for.
-func IsJavaOnlyKey(name string) bool {
-	k := lookup(name)
-	return k != nil && k.JavaOnly
-}

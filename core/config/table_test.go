@@ -43,7 +43,7 @@ func TestTableEntries(t *testing.T) {
 		if k.BlackListed && k.Type != TypeString {
 			bad("black-listed but not a path")
 		}
-		if k.JavaOnly && (k.field != nil || k.node != nil || !k.javaNamed()) {
+		if k.JavaOnly && (k.field != nil || k.node != nil || k.Class == ClassRocketns || k.Class == ClassTLS) {
 			bad("Java-only, yet read, or not Java's")
 		}
 		if a := lookup(k.Alias); k.Alias != "" && (a == nil || a.Alias != "" || a.Runtime != k.Runtime || a.Type != k.Type) {
