@@ -13,11 +13,6 @@ import "github.com/rocketns/rocketns/core/raftnode/membership"
 const (
 	KeyEnableControllerInNamesrv = "enableControllerInNamesrv"
 	KeyControllerStorePath       = "controllerStorePath"
-	KeyElectMasterMaxRetryCount  = "electMasterMaxRetryCount"
-	// KeyProcessReadEvent is the property; Java's 1010 lists the field,
-	// KeyIsProcessReadEvent, which is accepted too.
-	KeyProcessReadEvent   = "processReadEvent"
-	KeyIsProcessReadEvent = "isProcessReadEvent"
 	// rocketns's raft timings (0 = the raftnode defaults).
 	KeyControllerRaftHeartbeatTimeout   = "controllerRaftHeartbeatTimeoutMs"
 	KeyControllerRaftElectionTimeout    = "controllerRaftElectionTimeoutMs"
@@ -25,11 +20,8 @@ const (
 	// rocketns's raft security.
 	KeyControllerRaftSecretFile = "controllerRaftSecretFile"
 	KeyControllerRaftTLSEnable  = "controllerRaftTLSEnable"
-	// rocketns's bounds on the controller's state (a peer that may send
-	// 1013 and 904 could otherwise grow it without end).
-	KeyControllerMaxBrokerSets    = "controllerMaxBrokerSets"
-	KeyControllerMaxBrokersPerSet = "controllerMaxBrokersPerSet"
-	KeyControllerMaxLiveBrokers   = "controllerMaxLiveBrokers"
+	// The bound on a node's liveness table.
+	KeyControllerMaxLiveBrokers = "controllerMaxLiveBrokers"
 )
 
 // Defaults of the controller's state bounds: far above any real cluster (a
@@ -290,7 +282,7 @@ var table = []Key{
 	{Name: "controllerRequestThreadPoolQueueCapacity", Default: 50000, Range: atLeast(1), Class: ClassController, Roles: RoleController, Section: SectionController,
 		Doc:  "leader requests waiting to be decided; beyond it `2 SYSTEM_BUSY`",
 		node: func(k *Controller) any { return &k.RequestQueueCapacity }},
-	{Name: KeyElectMasterMaxRetryCount, Default: 3, Range: atLeast(1), Class: ClassController, Roles: RoleController, Section: SectionController, Runtime: true,
+	{Name: "electMasterMaxRetryCount", Default: 3, Range: atLeast(1), Class: ClassController, Roles: RoleController, Section: SectionController, Runtime: true,
 		Doc:  "attempts of a controller-triggered election",
 		node: func(k *Controller) any { return &k.ElectMasterMaxRetryCount }},
 	{Name: "enableElectUncleanMaster", Default: false, Class: ClassController, Roles: RoleController, Section: SectionController, Runtime: true,
@@ -299,10 +291,10 @@ var table = []Key{
 	{Name: "notifyBrokerRoleChanged", Default: true, Class: ClassController, Roles: RoleController, Section: SectionController, Runtime: true,
 		Doc:  "send NOTIFY_BROKER_ROLE_CHANGED (1008) to the live members after each election",
 		node: func(k *Controller) any { return &k.NotifyBrokerRoleChanged }},
-	{Name: KeyProcessReadEvent, Default: false, Class: ClassController, Roles: RoleController, Section: SectionController, Runtime: true,
+	{Name: "processReadEvent", Default: false, Class: ClassController, Roles: RoleController, Section: SectionController, Runtime: true,
 		Doc:  "answer leader reads (1004, 1006, 1012) behind a raft barrier, so a leader deposed without knowing it cannot answer from a stale state; also `isProcessReadEvent`, the name 1010 lists",
 		node: func(k *Controller) any { return &k.ProcessReadEvent }},
-	{Name: KeyIsProcessReadEvent, Type: TypeBool, Alias: KeyProcessReadEvent, Class: ClassController, Roles: RoleController, Section: SectionController, Runtime: true,
+	{Name: "isProcessReadEvent", Type: TypeBool, Alias: "processReadEvent", Class: ClassController, Roles: RoleController, Section: SectionController, Runtime: true,
 		node: func(k *Controller) any { return &k.ProcessReadEvent }},
 	{Name: KeyControllerRaftHeartbeatTimeout, Default: 0, Unit: "ms", Roles: RoleController, Section: SectionController,
 		Doc:  "raft's heartbeat timeout and, unless set, the leader's lease; `0` is 500 ms, else at least 5. A dead leader is replaced in about 1-2 s with the defaults; raise it with the election timeout where CPU stalls depose leaders (README \"Raft timings\")",
@@ -313,10 +305,10 @@ var table = []Key{
 	{Name: KeyControllerRaftLeaderLeaseTimeout, Default: 0, Unit: "ms", Roles: RoleController, Section: SectionController,
 		Doc:  "how long a leader cut off from a majority keeps leading; `0` is the heartbeat timeout, else at least 5 and not above it",
 		node: func(k *Controller) any { return &k.RaftLeaderLeaseTimeout }},
-	{Name: KeyControllerMaxBrokerSets, Default: DefaultControllerMaxBrokerSets, Range: between(1, maxControllerBound), Roles: RoleController, Section: SectionController,
+	{Name: "controllerMaxBrokerSets", Default: DefaultControllerMaxBrokerSets, Range: between(1, maxControllerBound), Roles: RoleController, Section: SectionController,
 		Doc:  "broker sets the controller holds: a 1013 that would create one more is refused `1 SYSTEM_ERROR` naming the key (clean unused sets with `cleanBrokerMetadata`)",
 		node: func(k *Controller) any { return &k.MaxBrokerSets }},
-	{Name: KeyControllerMaxBrokersPerSet, Default: DefaultControllerMaxBrokersPerSet, Range: between(1, maxControllerBound), Roles: RoleController, Section: SectionController,
+	{Name: "controllerMaxBrokersPerSet", Default: DefaultControllerMaxBrokersPerSet, Range: between(1, maxControllerBound), Roles: RoleController, Section: SectionController,
 		Doc:  "ids registered in one set: a 1013 for one more is refused the same way (a set grows an id each time a broker loses its identity file; clean the gone ones with `cleanBrokerMetadata -b`)",
 		node: func(k *Controller) any { return &k.MaxBrokersPerSet }},
 	{Name: KeyControllerMaxLiveBrokers, Default: DefaultControllerMaxLiveBrokers, Range: between(1, maxControllerBound), Roles: RoleController, Section: SectionController,
