@@ -18,7 +18,7 @@ STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GOVULNCHECK ?= $(GO) run golang.org/x/vuln/cmd/govulncheck@v1.9.0
 VULNDB_VERSION := v0.0.0-20261105234957-e22db6528018
 
-.PHONY: all build image version run test test-short vet lint alloc vulncheck fmt bench clean profile loadgen loadgen-smoke fuzz fuzz-ci durability soak
+.PHONY: all build image version run test test-short vet lint alloc vulncheck fmt docs bench clean profile loadgen loadgen-smoke fuzz fuzz-ci durability soak
 
 all: build
 
@@ -88,6 +88,12 @@ vulncheck:
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
+
+# The docs' tables of keys (docs/configuration.md, the README's main
+# settings and key lists, the migration guide's Java keys), rewritten from
+# config's table; go test ./core/config fails while they differ.
+docs:
+	$(GO) test -count=1 -run TestDocsGenerated ./core/config -update
 
 # Every fuzz target, one after the other, each for FUZZTIME (a duration, or
 # a count of executions like 10000x). A failure leaves the input under the
