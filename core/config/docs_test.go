@@ -1,8 +1,9 @@
 // The docs' tables of keys are generated from the table: the reference
-// (docs/configuration.md), the README's main settings and key lists, and
-// the migration guide's Java keys. This test fails when a document
-// differs from the code; `make docs` (go test ./core/config -run
-// TestDocsGenerated -update) rewrites the generated blocks.
+// (docs/configuration.md), the README's main settings, the key lists of
+// the pages that explain them (security, operations, monitoring, the
+// controller), and the migration guide's Java keys. This test fails when
+// a document differs from the code; `make docs` (go test ./core/config
+// -run TestDocsGenerated -update) rewrites the generated blocks.
 
 package config
 
@@ -21,23 +22,31 @@ var generatedDocs = []struct {
 	blocks map[string]func() string
 }{
 	{"../../docs/configuration.md", map[string]func() string{
-		"nameserver": func() string { return keyTable(SectionNameServer) },
-		"log":        func() string { return keyTable(SectionLog) },
-		"security":   func() string { return keyTable(SectionSecurity) },
-		"tls":        func() string { return keyTable(SectionTLS) },
-		"limits":     func() string { return keyTable(SectionLimits) },
-		"admin":      func() string { return keyTable(SectionAdmin) },
-		"controller": func() string { return keyTable(SectionController) },
-		"java":       javaOnlyTable,
+		"nameserver":  func() string { return keyTable(SectionNameServer) },
+		"log":         func() string { return keyTable(SectionLog) },
+		"security":    func() string { return keyTable(SectionSecurity) },
+		"tls":         func() string { return keyTable(SectionTLS) },
+		"limits":      func() string { return keyTable(SectionLimits) },
+		"admin":       func() string { return keyTable(SectionAdmin) },
+		"controller":  func() string { return keyTable(SectionController) },
+		"java":        javaOnlyTable,
+		"runtime-318": func() string { return runtimeList(RoleNameServer) },
 	}},
 	{"../../README.md", map[string]func() string{
-		"main":            mainTable,
-		"runtime-318":     func() string { return runtimeList(RoleNameServer) },
+		"main": mainTable,
+	}},
+	{"../../docs/security.md", map[string]func() string{
+		"keys-security": func() string { return keyList(SectionSecurity) },
+		"keys-tls":      func() string { return keyList(SectionTLS) },
+	}},
+	{"../../docs/operations.md", map[string]func() string{
+		"keys-limits": func() string { return keyList(SectionLimits) },
+	}},
+	{"../../docs/monitoring.md", map[string]func() string{
+		"keys-admin": func() string { return keyList(SectionAdmin) },
+	}},
+	{"../../docs/controller.md", map[string]func() string{
 		"runtime-1009":    func() string { return runtimeList(RoleController) },
-		"keys-security":   func() string { return keyList(SectionSecurity) },
-		"keys-tls":        func() string { return keyList(SectionTLS) },
-		"keys-limits":     func() string { return keyList(SectionLimits) },
-		"keys-admin":      func() string { return keyList(SectionAdmin) },
 		"keys-controller": func() string { return keyList(SectionController) },
 		"keys-java-ctl":   javaControllerList,
 	}},
