@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -87,6 +89,42 @@ func TestDocsGenerated(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+	}
+}
+
+// Every generated block of README.md and docs/ is one the table renders:
+// a block moved to another page without its entry above would otherwise
+// go stale unnoticed.
+func TestDocsBlocksKnown(t *testing.T) {
+	files, err := filepath.Glob("../../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, "../../README.md")
+	known := map[string]map[string]func() string{}
+	for _, d := range generatedDocs {
+		known[d.file] = d.blocks
+	}
+	marker := regexp.MustCompile(`<!-- generated: ([^ ]+) -->`)
+	seen := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range marker.FindAllStringSubmatch(string(b), -1) {
+			seen++
+			if known[f][m[1]] == nil {
+				t.Errorf("%s: block %q is not generated from config's table (add it to generatedDocs)", f, m[1])
+			}
+		}
+	}
+	want := 0
+	for _, d := range generatedDocs {
+		want += len(d.blocks)
+	}
+	if seen != want {
+		t.Errorf("found %d generated blocks in README.md and docs/, generatedDocs lists %d", seen, want)
 	}
 }
 
