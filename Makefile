@@ -90,8 +90,9 @@ fmt:
 	gofmt -w $$(git ls-files '*.go')
 
 # The docs' tables of keys (docs/configuration.md, the README's main
-# settings and key lists, the migration guide's Java keys), rewritten from
-# config's table; go test ./core/config fails while they differ.
+# settings, the key lists of the other pages of docs/, the migration
+# guide's Java keys), rewritten from config's table; go test ./core/config
+# fails while they differ.
 docs:
 	$(GO) test -count=1 -run TestDocsGenerated ./core/config -update
 

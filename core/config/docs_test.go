@@ -1,8 +1,9 @@
 // The docs' tables of keys are generated from the table: the reference
-// (docs/configuration.md), the README's main settings and key lists, and
-// the migration guide's Java keys. This test fails when a document
-// differs from the code; `make docs` (go test ./core/config -run
-// TestDocsGenerated -update) rewrites the generated blocks.
+// (docs/configuration.md), the README's main settings, the key lists of
+// the pages that explain them (security, operations, monitoring, the
+// controller), and the migration guide's Java keys. This test fails when
+// a document differs from the code; `make docs` (go test ./core/config
+// -run TestDocsGenerated -update) rewrites the generated blocks.
 
 package config
 
@@ -10,6 +11,8 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -21,23 +24,31 @@ var generatedDocs = []struct {
 	blocks map[string]func() string
 }{
 	{"../../docs/configuration.md", map[string]func() string{
-		"nameserver": func() string { return keyTable(SectionNameServer) },
-		"log":        func() string { return keyTable(SectionLog) },
-		"security":   func() string { return keyTable(SectionSecurity) },
-		"tls":        func() string { return keyTable(SectionTLS) },
-		"limits":     func() string { return keyTable(SectionLimits) },
-		"admin":      func() string { return keyTable(SectionAdmin) },
-		"controller": func() string { return keyTable(SectionController) },
-		"java":       javaOnlyTable,
+		"nameserver":  func() string { return keyTable(SectionNameServer) },
+		"log":         func() string { return keyTable(SectionLog) },
+		"security":    func() string { return keyTable(SectionSecurity) },
+		"tls":         func() string { return keyTable(SectionTLS) },
+		"limits":      func() string { return keyTable(SectionLimits) },
+		"admin":       func() string { return keyTable(SectionAdmin) },
+		"controller":  func() string { return keyTable(SectionController) },
+		"java":        javaOnlyTable,
+		"runtime-318": func() string { return runtimeList(RoleNameServer) },
 	}},
 	{"../../README.md", map[string]func() string{
-		"main":            mainTable,
-		"runtime-318":     func() string { return runtimeList(RoleNameServer) },
+		"main": mainTable,
+	}},
+	{"../../docs/security.md", map[string]func() string{
+		"keys-security": func() string { return keyList(SectionSecurity) },
+		"keys-tls":      func() string { return keyList(SectionTLS) },
+	}},
+	{"../../docs/operations.md", map[string]func() string{
+		"keys-limits": func() string { return keyList(SectionLimits) },
+	}},
+	{"../../docs/monitoring.md", map[string]func() string{
+		"keys-admin": func() string { return keyList(SectionAdmin) },
+	}},
+	{"../../docs/controller.md", map[string]func() string{
 		"runtime-1009":    func() string { return runtimeList(RoleController) },
-		"keys-security":   func() string { return keyList(SectionSecurity) },
-		"keys-tls":        func() string { return keyList(SectionTLS) },
-		"keys-limits":     func() string { return keyList(SectionLimits) },
-		"keys-admin":      func() string { return keyList(SectionAdmin) },
 		"keys-controller": func() string { return keyList(SectionController) },
 		"keys-java-ctl":   javaControllerList,
 	}},
@@ -78,6 +89,42 @@ func TestDocsGenerated(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+	}
+}
+
+// Every generated block of README.md and docs/ is one the table renders:
+// a block moved to another page without its entry above would otherwise
+// go stale unnoticed.
+func TestDocsBlocksKnown(t *testing.T) {
+	files, err := filepath.Glob("../../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, "../../README.md")
+	known := map[string]map[string]func() string{}
+	for _, d := range generatedDocs {
+		known[d.file] = d.blocks
+	}
+	marker := regexp.MustCompile(`<!-- generated: ([^ ]+) -->`)
+	seen := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range marker.FindAllStringSubmatch(string(b), -1) {
+			seen++
+			if known[f][m[1]] == nil {
+				t.Errorf("%s: block %q is not generated from config's table (add it to generatedDocs)", f, m[1])
+			}
+		}
+	}
+	want := 0
+	for _, d := range generatedDocs {
+		want += len(d.blocks)
+	}
+	if seen != want {
+		t.Errorf("found %d generated blocks in README.md and docs/, generatedDocs lists %d", seen, want)
 	}
 }
 

@@ -137,12 +137,12 @@ var table = []Key{
 		Doc:   "gzip rotated files",
 		field: func(c *Config) any { return &c.LogCompress }},
 
-	// Authorization: who may send what (README "Security").
+	// Authorization: who may send what (docs/security.md).
 	{Name: "authorizationEnable", Default: false, Roles: RoleBoth, Section: SectionSecurity,
 		Doc:   "protected codes must carry a valid signature from an account in `aclFile` whose role allows the code",
 		field: func(c *Config) any { return &c.AuthorizationEnable }},
 	{Name: "aclFile", Default: "", Roles: RoleBoth, Section: SectionSecurity,
-		Doc:   "accounts, one per line `accessKey:secretKey:role` (`#` comments; role `admin`, `broker` or `readonly`; keys longer than 6 characters; the secret may contain `:`), and options lines (README, Security). Read at start; a missing, empty or malformed file stops start-up. Keep it `chmod 600`: a warning is logged otherwise",
+		Doc:   "accounts, one per line `accessKey:secretKey:role` (`#` comments; role `admin`, `broker` or `readonly`; keys longer than 6 characters; the secret may contain `:`), and options lines ([security.md](security.md#broker-accounts-and-takeover)). Read at start; a missing, empty or malformed file stops start-up. Keep it `chmod 600`: a warning is logged otherwise",
 		field: func(c *Config) any { return &c.ACLFile }},
 	{Name: "authorizeBrokerRegistration", Default: false, Roles: RoleBoth, Section: SectionSecurity,
 		Doc:   "brokers' codes must be signed too, and come from `brokerAllowCIDRs` when set (both must pass)",
@@ -154,7 +154,7 @@ var table = []Key{
 		Doc:   "the networks brokers' codes may come from (the admin networks may send them too; empty: `adminAllowCIDRs`); `0.0.0.0/0, ::/0` means anywhere",
 		field: func(c *Config) any { return &c.BrokerAllowCIDRs }},
 	{Name: "aclStrictSignature", Default: false, Roles: RoleBoth, Section: SectionSecurity,
-		Doc:   "every account must sign in the strict scheme (README, Security), which stops replays; needs `authorizationEnable`",
+		Doc:   "every account must sign in the [strict scheme](security.md#signatures-strict-scheme), which stops replays; needs `authorizationEnable`",
 		field: func(c *Config) any { return &c.ACLStrictSignature }},
 	// A wider window makes a captured strict request useful for longer,
 	// and the replay cache keeps every nonce that long.
@@ -162,7 +162,7 @@ var table = []Key{
 		Doc:   "how far a strict signature's time may be from the server's clock, either way",
 		field: func(c *Config) any { return &c.ACLStrictWindowSeconds }},
 
-	// TLS, with the Java system-property names (README "TLS").
+	// TLS, with the Java system-property names (docs/security.md, "TLS").
 	{Name: KeyTLSServerMode, Default: "", Class: ClassTLS, Roles: RoleBoth, Section: SectionTLS,
 		Doc:   "`disabled`, `permissive` or `enforcing`, any case; empty is `permissive` when a certificate or test mode is configured, else `disabled`. Unlike Java, an unknown value stops start-up",
 		field: func(c *Config) any { return &c.TLSServerMode }},
@@ -191,7 +191,7 @@ var table = []Key{
 		Doc:   "a properties file whose `tls.*` keys override the ones above, except `tls.server.mode`; read at start and at every reload (Java's default is `/etc/rocketmq/tls.properties`). A file that is set but unreadable stops start-up",
 		field: func(c *Config) any { return &c.TLSConfigFile }},
 
-	// Limits (README "Limits").
+	// Limits (docs/operations.md, "Limits").
 	{Name: "frameMaxLength", Default: 16777216, Range: atLeast(minFrameMaxLength), Roles: RoleBoth, Section: SectionLimits,
 		Doc: "one frame, prefix included (Java's `com.rocketmq.remoting.frameMaxLength`); raise it for brokers with 100k topics. A longer length field closes the connection before anything is allocated for it. " +
 			"Also the most a compressed registration's sections may inflate to (the layout is so dense that a 40 KB body could otherwise carry 750k topics); only the sections are inflated, never padding after them. " +
@@ -199,7 +199,7 @@ var table = []Key{
 			"What the request changed stays changed: a registration is applied even when its reply is refused",
 		field: func(c *Config) any { return &c.FrameMaxLength }, node: func(k *Controller) any { return &k.FrameMaxLength }},
 	{Name: "maxConnections", Default: 10000, Range: atLeast(1), Roles: RoleBoth, Section: SectionLimits,
-		Doc:   "open connections, TLS included; one beyond it is closed at accept. A warning is logged at most once a second with the number refused. At start it is lowered to what `ulimit -n` allows, with a warning (README, Limits)",
+		Doc:   "open connections, TLS included; one beyond it is closed at accept. A warning is logged at most once a second with the number refused. At start it is lowered to what `ulimit -n` allows, with a warning ([Limits](operations.md#limits))",
 		field: func(c *Config) any { return &c.MaxConnections }, node: func(k *Controller) any { return &k.MaxConnections }},
 	{Name: "maxConnectionsPerIP", Default: 1000, Roles: RoleBoth, Section: SectionLimits,
 		Doc:   "open connections from one source address, loopback included; one beyond it is closed at accept, logged at most once a second with the number refused, and counted in `rocketns_connections_refused_per_address_total`. Clients behind one NAT or proxy share an address: raise it for them. 1 to `maxConnections`",
@@ -247,7 +247,7 @@ var table = []Key{
 		Doc:   "caps the `heartbeatTimeoutMillis` a broker registers with (a value near 2^63 used to overflow and evict the broker at once); the 120 s default for an absent field obeys it too",
 		field: func(c *Config) any { return &c.MaxHeartbeatTimeoutMillis }},
 
-	// The admin HTTP listener (README "Admin HTTP listener and metrics").
+	// The admin HTTP listener (docs/monitoring.md).
 	{Name: KeyAdminListen, Default: "", Roles: RoleBoth, Section: SectionAdmin, Main: true,
 		Doc:   "`host:port` of the admin HTTP listener (`/metrics`, `/healthz`, `/readyz`, the status page); empty: off. `:9877` listens on every interface, port `0` picks a free one; a taken port stops start-up. It has no authentication",
 		field: func(c *Config) any { return &c.AdminListen }},
@@ -297,7 +297,7 @@ var table = []Key{
 	{Name: "isProcessReadEvent", Type: TypeBool, Alias: "processReadEvent", Class: ClassController, Roles: RoleController, Section: SectionController, Runtime: true,
 		node: func(k *Controller) any { return &k.ProcessReadEvent }},
 	{Name: KeyControllerRaftHeartbeatTimeout, Default: 0, Unit: "ms", Roles: RoleController, Section: SectionController,
-		Doc:  "raft's heartbeat timeout and, unless set, the leader's lease; `0` is 500 ms, else at least 5. A dead leader is replaced in about 1-2 s with the defaults; raise it with the election timeout where CPU stalls depose leaders (README \"Raft timings\")",
+		Doc:  "raft's heartbeat timeout and, unless set, the leader's lease; `0` is 500 ms, else at least 5. A dead leader is replaced in about 1-2 s with the defaults; raise it with the election timeout where CPU stalls depose leaders ([Raft timings](controller.md#raft-timings))",
 		node: func(k *Controller) any { return &k.RaftHeartbeatTimeout }},
 	{Name: KeyControllerRaftElectionTimeout, Default: 0, Unit: "ms", Roles: RoleController, Section: SectionController,
 		Doc:  "raft's election timeout; `0` is 500 ms, else at least 5 and not below the heartbeat timeout",
@@ -315,7 +315,7 @@ var table = []Key{
 		Doc:  "brokers in a node's liveness table: a heartbeat from a broker new to a full table is refused unless the broker is registered (1013), so a flood of made-up brokers cannot keep the real ones out",
 		node: func(k *Controller) any { return &k.MaxLiveBrokers }},
 	{Name: KeyControllerRaftSecretFile, Default: "", Roles: RoleController, Section: SectionController,
-		Doc:  "a file holding the cluster secret every member proves at each raft connection (at least 16 bytes, surrounding white space ignored; `chmod 600`); README \"The controller's raft transport\"",
+		Doc:  "a file holding the cluster secret every member proves at each raft connection (at least 16 bytes, surrounding white space ignored; `chmod 600`; [the raft transport](security.md#the-controllers-raft-transport))",
 		node: func(k *Controller) any { return &k.RaftSecretFile }},
 	{Name: KeyControllerRaftTLSEnable, Default: false, Roles: RoleController, Section: SectionController,
 		Doc:  "mutual TLS between members with `tls.server.certPath`, `keyPath` and `trustCertPath` (each member's certificate names its raft host); test mode is refused",
