@@ -8,23 +8,21 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/rocketns/rocketns/codec/properties"
 	"github.com/rocketns/rocketns/core/adminhttp"
 	"github.com/rocketns/rocketns/core/auth"
 	"github.com/rocketns/rocketns/core/certs"
 	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/core/ctlserver"
+	"github.com/rocketns/rocketns/core/raftnode"
 	"github.com/rocketns/rocketns/core/remoting"
 	"github.com/rocketns/rocketns/core/server"
 	"github.com/rocketns/rocketns/core/status"
@@ -57,13 +55,8 @@ type controllerNode struct {
 // policy is who may send what on the controller port (nil: everyone):
 // embedded, the NameServer's own policy.
 func newControllerNode(cfg *config.Config, k *config.Controller, log *slog.Logger, admin *adminhttp.Server, budget *remoting.Budget, policy *auth.Policy) (*controllerNode, error) {
-	sc := ctlserver.FromConfig(k)
-	sc.Logger = log
-	sc.MaxConnectionsPerIP = cfg.MaxConnectionsPerIP
-	sc.Budget = budget
-	sc.Auth = policy
+	sc := ctlserver.Config{Controller: *k, Logger: log, Budget: budget, Auth: policy}
 	logControllerAuth(cfg, log, policy)
-	sc.Settings = ctlserver.NewFileConfig(&sc, k.StartupProperties(), k.ConfigStorePath, k.ConfigBlackList)
 	n := &controllerNode{log: log, bind: cfg.BindAddress, stop: make(chan struct{})}
 	var err error
 	if n.tls, err = certs.Load(cfg, log); err != nil {
@@ -71,6 +64,16 @@ func newControllerNode(cfg *config.Config, k *config.Controller, log *slog.Logge
 	}
 	if n.tls != nil {
 		sc.TLS = &remoting.TLS{Config: n.tls.Config(), Enforce: n.tls.Mode() == config.TLSEnforcing}
+	}
+	if k.RaftTLSEnable {
+		// config checked that the files are set: the material is loaded.
+		sc.RaftTLS = &raftnode.PeerTLS{Certificate: n.tls.Certificate, Roots: n.tls.TrustPool}
+	}
+	if k.RaftSecretFile != "" {
+		if fi, err := os.Stat(k.RaftSecretFile); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			log.Warn("controllerRaftSecretFile holds the raft cluster secret but others may read it; chmod 600 it",
+				"file", k.RaftSecretFile, "mode", fi.Mode().Perm().String())
+		}
 	}
 	if n.srv, err = ctlserver.New(sc); err != nil {
 		return nil, err
@@ -201,81 +204,12 @@ func (n *controllerNode) Shutdown(ctx context.Context) error {
 func (n *controllerNode) ServeProfiles(h http.Handler) { n.admin.ServeProfiles(h) }
 func (n *controllerNode) AdminAddr() string            { return n.admin.Addr() }
 
-// controllerOptions is the parsed command line of the controller mode.
-type controllerOptions struct {
-	configFile string
-	print      bool
-	overrides  []properties.Property
-}
-
-// parseControllerFlags is Java's mqcontroller command line (-c, -p, -h, -n
-// accepted and ignored) with rocketns's overrides (--set, and the keys an
-// operator types most).
-func parseControllerFlags(args []string, stdout, stderr io.Writer) (*controllerOptions, int) {
-	var o controllerOptions
-	var help bool
-	fs := flag.NewFlagSet("namesrv controller", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		out := fs.Output()
-		fmt.Fprintf(out, "usage: namesrv controller [-c FILE] [-p] [-h] [--KEY VALUE]... [--set KEY=VALUE]...\n\n"+
-			"Runs a RocketMQ 5.x controller node, as Java's mqcontroller; FILE is a Java controller.conf.\n\n")
-		fs.PrintDefaults()
-	}
-	for _, name := range []string{"c", "configFile"} {
-		fs.StringVar(&o.configFile, name, "", "Controller config properties `file`")
-	}
-	for _, name := range []string{"p", "printConfigItem"} {
-		fs.BoolVar(&o.print, name, false, "Print all config items and exit")
-	}
-	for _, name := range []string{"h", "help"} {
-		fs.BoolVar(&help, name, false, "Print help and exit")
-	}
-	for _, name := range []string{"n", "namesrvAddr"} {
-		fs.String(name, "", "Accepted for compatibility with Java's mqcontroller; ignored")
-	}
-	override := func(key, value string) error {
-		if err := config.DefaultController().Set(key, value); err != nil {
-			return err
-		}
-		o.overrides = append(o.overrides, properties.Property{Key: key, Value: value})
-		return nil
-	}
-	for _, key := range []string{"bindAddress", "logLevel", "logFormat", config.KeyAdminListen, config.KeyControllerStorePath} {
-		fs.Func(key, "Set "+key+", overriding the config file", func(v string) error { return override(key, v) })
-	}
-	fs.Func("set", "Set any config `key=value`, overriding the config file (repeatable)", func(v string) error {
-		key, value, ok := strings.Cut(v, "=")
-		if !ok || key == "" {
-			return fmt.Errorf("want key=value, got %q", v)
-		}
-		return override(key, value)
-	})
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, 0
-		}
-		return nil, 2
-	}
-	if help {
-		fs.SetOutput(stdout)
-		fs.Usage()
-		return nil, 0
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "namesrv controller: unexpected arguments: %q\n", fs.Args())
-		fs.Usage()
-		return nil, 2
-	}
-	return &o, 0
-}
-
 // runController is the standalone controller: the config layers (file,
 // ROCKETNS_ variables, flags) as for the NameServer, then the node until a
 // signal. It returns the exit code: 0 after a clean shutdown or -p/-h, 2
 // for a bad command line, 1 for anything else.
 func runController(args, environ []string, stdout, stderr io.Writer, signals <-chan os.Signal) int {
-	opts, code := parseControllerFlags(args, stdout, stderr)
+	opts, code := parseFlags(standaloneControllerMode, args, stdout, stderr) // flags.go
 	if opts == nil {
 		return code
 	}
@@ -301,6 +235,7 @@ func runController(args, environ []string, stdout, stderr io.Writer, signals <-c
 		_, _ = stdout.Write(cfg.AppendControllerText(nil))
 		return 0
 	}
+	fitConnectionsToFDs(cfg, log, raiseFDLimit) // rlimit.go, as for the NameServer
 	node, err := newControllerNode(cfg, k, log, nil, nil, policy)
 	if err != nil {
 		log.Error("cannot initialise the controller; fix the cause and start again", "err", err)

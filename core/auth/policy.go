@@ -500,7 +500,7 @@ type Denial struct {
 }
 
 func (d *Denial) Error() string {
-	what := fmt.Sprintf("no permission for %s (%d)", codeName(d.Code), d.Code)
+	what := fmt.Sprintf("no permission for %s (%d)", codec.RequestCodeName(d.Code), d.Code)
 	broker := d.Class == ClassBrokerReport || d.Class == ClassBrokerWrite
 	switch d.Reason {
 	case ReasonAddress:
@@ -535,12 +535,4 @@ func (d *Denial) Error() string {
 		return fmt.Sprintf("%s: %s is registered with other credentials; only the same account, an admin or an account bound to its brokerName may replace or remove it", what, d.Detail)
 	}
 	return what
-}
-
-// codeName is the Java name of a NameServer or controller request code.
-func codeName(code int32) string {
-	if n := codec.RequestCodeName(code); n != "UNKNOWN" {
-		return n
-	}
-	return codec.ControllerRequestCodeName(code)
 }

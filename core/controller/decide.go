@@ -1,5 +1,8 @@
 // The decision for each leader-only request: Java 5.3.3's checks in
 // Java's order, its codes and remarks, and the events a success replicates.
+// Every decision is a method of State taking its request and the Env, so
+// that the controller port's code table binds each code to its parser and
+// decision alike.
 
 package controller
 
@@ -12,40 +15,6 @@ import (
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/codec/body"
 )
-
-// Decide parses and decides a request with one of the codes the leader
-// answers from the state: 1001, 1002, 1003, 1004, 1006, 1011, 1012, 1013.
-// ok is false for any other code. f and b are the request's extFields and
-// body.
-func (s *State) Decide(code int32, f Fields, b []byte, env Env) (d Decision, ok bool) {
-	switch code {
-	case codec.ControllerAlterSyncStateSet:
-		req, err := ParseAlterSyncStateSet(f, b)
-		if err != nil {
-			return Decision{Reply: BodyErrorReply(err)}, true
-		}
-		return s.AlterSyncStateSet(req, env), true
-	case codec.ControllerElectMaster:
-		return s.ElectMaster(ParseElectMaster(f), env), true
-	case codec.ControllerRegisterBroker:
-		return s.RegisterBroker(ParseRegisterBroker(f), env), true
-	case codec.ControllerGetReplicaInfo:
-		return s.GetReplicaInfo(ParseGetReplicaInfo(f)), true
-	case codec.ControllerGetSyncStateData:
-		req, err := ParseGetSyncStateData(b)
-		if err != nil {
-			return Decision{Reply: BodyErrorReply(err)}, true
-		}
-		return s.GetSyncStateData(req, env), true
-	case codec.CleanBrokerData:
-		return s.CleanBrokerData(ParseCleanBrokerData(f), env), true
-	case codec.ControllerGetNextBrokerID:
-		return s.NextBrokerID(ParseNextBrokerID(f)), true
-	case codec.ControllerApplyBrokerID:
-		return s.ApplyBrokerID(ParseApplyBrokerID(f), env), true
-	}
-	return Decision{}, false
-}
 
 // fields builds a reply header in wire order.
 type fields []codec.Field
@@ -322,7 +291,7 @@ func (s *State) RegisterBroker(req RegisterBrokerRequest, env Env) Decision {
 
 // GetReplicaInfo decides 1004, the brokers' 5 s poll. Unlike 1003 it
 // reports the recorded master whether alive or not.
-func (s *State) GetReplicaInfo(req GetReplicaInfoRequest) Decision {
+func (s *State) GetReplicaInfo(req GetReplicaInfoRequest, _ Env) Decision {
 	if req.BrokerName == nil {
 		return systemError(remarkNullKey)
 	}
@@ -468,7 +437,7 @@ func javaBlank(s string) bool {
 
 // NextBrokerID decides 1012: the set's next-id counter, 1 for an unknown
 // set. It never fails.
-func (s *State) NextBrokerID(req NextBrokerIDRequest) Decision {
+func (s *State) NextBrokerID(req NextBrokerIDRequest, _ Env) Decision {
 	if req.BrokerName == nil {
 		return systemError(remarkNullKey)
 	}
@@ -579,7 +548,7 @@ func longField(kv ...any) (string, int) {
 
 // fieldTooLong is the remark refusing a field longer than MaxFieldBytes.
 func fieldTooLong(code int32, field string, n int) string {
-	return fmt.Sprintf("%s refused: its %s is %d bytes, at most %d", codec.ControllerRequestCodeName(code), field, n, MaxFieldBytes)
+	return fmt.Sprintf("%s refused: its %s is %d bytes, at most %d", codec.RequestCodeName(code), field, n, MaxFieldBytes)
 }
 
 // maxEcho bounds a peer's string quoted in a remark.

@@ -274,7 +274,7 @@ func (h *harness) run(cmd string) ([]string, error) {
 			r := HeartbeatReply(&hb)
 			return formatDecision(h, Decision{Reply: r}), nil
 		}
-		d, ok := h.s.Decide(c, MapFields(m), b, h.env())
+		d, ok := h.s.decide(c, MapFields(m), b, h.env())
 		if !ok {
 			return nil, fmt.Errorf("code %d is not decided here", c)
 		}

@@ -101,6 +101,6 @@ func (s *Server) boundRefused(code int32, d controller.Decision) {
 		r = refusedFieldSize
 	}
 	s.counts.refused(r)
-	s.log.Warn("controller: request refused by a bound on the state", "request", codec.ControllerRequestCodeName(code),
+	s.log.Warn("controller: request refused by a bound on the state", "request", codec.RequestCodeName(code),
 		"reason", refusalNames[r], "remark", d.Reply.Remark)
 }

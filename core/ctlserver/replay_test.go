@@ -93,7 +93,7 @@ func replayRecorded(t *testing.T, policy *auth.Policy, hostOf func(conn int) str
 		}
 		w := wire(st.Req.Conn)
 		w.SendRaw(raw)
-		where := st.Req.File + " " + codec.ControllerRequestCodeName(h.Code)
+		where := st.Req.File + " " + codec.RequestCodeName(h.Code)
 		if st.Resp == nil {
 			// Oneway: served (sync sees the effects) and never answered.
 			sync(w, where)

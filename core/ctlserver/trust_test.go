@@ -125,7 +125,7 @@ func TestStrangerCannotChangeState(t *testing.T) {
 			req.Body = []byte(body)
 		}
 		r := st.Call(req)
-		want := "no permission for " + codec.ControllerRequestCodeName(code) + " (" + strconv.Itoa(int(code)) + "): source address " + strangerHost + ":"
+		want := "no permission for " + codec.RequestCodeName(code) + " (" + strconv.Itoa(int(code)) + "): source address " + strangerHost + ":"
 		if r.Code != codec.NoPermission || !strings.HasPrefix(r.Remark, want) || r.HasExt || len(r.Body) != 0 {
 			t.Errorf("%s from a stranger: %d %q ext %v, want 16 %q...", what, r.Code, r.Remark, r.HasExt, want)
 		}

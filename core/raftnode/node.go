@@ -76,9 +76,11 @@ type Config struct {
 	// ignored.
 	InMemory bool
 
-	// Stream carries raft traffic over TCP (NewStreamLayer or ListenStream).
+	// Stream carries raft traffic over TCP (NewStream). The node attaches
+	// its membership to it: only members' addresses and ids are accepted.
 	// Transport, when set instead, is used as is (tests pass raft's
-	// in-memory transport). The node closes either on Close.
+	// in-memory transport). Either way raft sees it through the transport
+	// guard (guard.go). The node closes either on Close.
 	Stream    *StreamLayer
 	Transport raft.Transport
 
@@ -188,6 +190,10 @@ type Node struct {
 	log   *slog.Logger
 	raft  *raft.Raft
 	peers map[string]Peer // configured, by id
+	// raftp is raft once started, for the stream layer and the guard,
+	// which run before New returns.
+	raftp atomic.Pointer[raft.Raft]
+	guard *guard
 
 	lock  *dirLock
 	store *boltStore // nil in memory
@@ -260,15 +266,18 @@ func New(cfg Config, fsm FSM) (_ *Node, err error) {
 		}
 	}
 
-	trans := cfg.Transport
-	if trans == nil {
-		trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+	inner := cfg.Transport
+	if inner == nil {
+		cfg.Stream.attach(n)
+		inner = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 			Stream:  cfg.Stream,
 			MaxPool: 3,
 			Timeout: cfg.RPCTimeout,
 			Logger:  newHCLog(n.log),
 		})
 	}
+	var trans raft.Transport
+	n.guard, trans = newGuard(inner, n.log)
 
 	n.notifyCh = make(chan bool, 8)
 	rc := raft.DefaultConfig()
@@ -303,6 +312,8 @@ func New(cfg Config, fsm FSM) (_ *Node, err error) {
 		}
 		return nil, fmt.Errorf("raft start: %w", err)
 	}
+	n.raftp.Store(n.raft)
+	n.guard.start(n)
 	if has {
 		n.checkMembership()
 	}
@@ -441,7 +452,12 @@ func (n *Node) monitor() {
 		cancel      context.CancelFunc = func() {}
 		ready       bool
 		barrierDone = make(chan barrierResult, 1)
+		// A membership change closes the stream connections of members
+		// it removed; raft tells nobody but the leader, so it is polled.
+		watch     = time.NewTicker(membershipPoll)
+		lastIndex = n.configIndex()
 	)
+	defer watch.Stop()
 	lose := func() {
 		cancel()
 		cancel = func() {}
@@ -484,12 +500,22 @@ func (n *Node) monitor() {
 			}
 			n.wg.Add(1)
 			go n.leaderMembership()
+		case <-watch.C:
+			if idx := n.configIndex(); idx != lastIndex {
+				lastIndex = idx
+				if n.cfg.Stream != nil {
+					n.cfg.Stream.revalidate()
+				}
+			}
 		case <-n.stop:
 			lose()
 			return
 		}
 	}
 }
+
+// membershipPoll is how often the monitor looks for a membership change.
+const membershipPoll = 500 * time.Millisecond
 
 type barrierResult struct {
 	gen, term uint64

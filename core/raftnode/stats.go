@@ -33,6 +33,13 @@ type Stats struct {
 	// MembershipMismatch is set when raft's membership differs from the
 	// configured peers (last checked at start and on each election won).
 	MembershipMismatch bool
+	// RefusedConnections counts the raft connections closed before raft
+	// saw them: from no member's address, past a cap, or failing the
+	// opening exchange (the cluster secret, TLS, a non-member's id).
+	RefusedConnections int64
+	// RefusedRPCs counts the RPCs the transport guard refused: from a
+	// non-member, with an absurd term, a TimeoutNow not from the leader.
+	RefusedRPCs int64
 }
 
 // Stats returns the node's figures.
@@ -49,6 +56,10 @@ func (n *Node) Stats() Stats {
 		LeaderAddr:         n.peers[string(id)].ServeAddr,
 		MembershipMismatch: n.mismatch.Load(),
 		Peers:              n.peerStats(string(id)),
+		RefusedRPCs:        n.guard.refused.Load(),
+	}
+	if n.cfg.Stream != nil {
+		st.RefusedConnections = n.cfg.Stream.Stats().Refused
 	}
 	if n.raft.State() != raft.Leader {
 		st.LastContact = n.raft.LastContact()
