@@ -220,10 +220,10 @@ var table = []Key{
 			"Metrics: `rocketns_buffered_bytes`, `rocketns_buffered_bytes_limit`, `rocketns_buffer_closes_total{reason=\"refused\"|\"evicted\"}`. An embedded controller shares it; a standalone one has a budget of its own with the same default",
 		field: func(c *Config) any { return &c.MaxBufferedBytes }},
 	{Name: "maxTopicsPerBroker", Default: 100000, Range: atLeast(1), Roles: RoleNameServer, Section: SectionLimits,
-		Doc:   "topics in one registration; a compressed body is refused on its declared count before any record is read. The answer is SYSTEM_ERROR naming the setting, and nothing changes",
+		Doc:   "topics in one registration; a compressed body is refused on its declared count before any record is read. The answer is SYSTEM_ERROR naming the setting, and nothing changes but the broker's liveness, refreshed as by a heartbeat so that it keeps the routes it holds",
 		field: func(c *Config) any { return &c.MaxTopicsPerBroker }},
 	{Name: "maxTopics", Default: 200000, Roles: RoleNameServer, Section: SectionLimits,
-		Doc:   "topics the route table holds, all brokers together; a registration that would add topics past it is refused (SYSTEM_ERROR naming the setting) before anything changes. At least `maxTopicsPerBroker`",
+		Doc:   "topics the route table holds, all brokers together; a registration that would add topics past it is refused (SYSTEM_ERROR naming the setting) before anything changes but the broker's liveness, refreshed as by a heartbeat so that it keeps the routes it holds. At least `maxTopicsPerBroker`",
 		field: func(c *Config) any { return &c.MaxTopics }},
 	// A namespace of 2 MiB keeps the ORDER_TOPIC_CONFIG table a
 	// registration reply carries under a 16 MiB frame even if every byte

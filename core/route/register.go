@@ -4,6 +4,7 @@ package route
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -57,16 +58,45 @@ type RegisterResult struct {
 // Register applies a REGISTER_BROKER. It fails only with
 // ErrNegativeBrokerID, ErrEmptyBrokerAddr, ErrFirstSingleTopic, ErrTakeover
 // or ErrTooManyTopics (wrapped with the broker's identity), and a
-// registration it refuses changes nothing.
+// registration it refuses changes nothing, except that one refused for its
+// topics (ErrTooManyTopics) refreshes the broker's liveness (KeepAlive).
 func (t *Table) Register(r *Registration) (RegisterResult, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	w := write{t: t}
 	res, err := w.register(r)
-	if err == nil {
+	switch {
+	case err == nil:
 		w.commit()
+	case errors.Is(err, ErrTooManyTopics):
+		t.keepAlive(r)
 	}
 	return res, err
+}
+
+// KeepAlive refreshes the liveness of the broker a registration refused for
+// its topics names, as a heartbeat does, and reports whether it did. The
+// refusal says the broker is alive; without the refresh a broker whose new
+// topics do not fit would lose the routes it holds while it retries. Only
+// the registration's own live entry is refreshed (its address, brokerName
+// and brokerId), never one r would take over; the stored data version
+// stays the last accepted one, so the broker keeps registering. Register
+// calls it for the refusals it makes; the server calls it for those it
+// makes before the table (maxTopicsPerBroker).
+func (t *Table) KeepAlive(r *Registration) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.keepAlive(r)
+}
+
+// keepAlive is KeepAlive. Called under mu.
+func (t *Table) keepAlive(r *Registration) bool {
+	li := t.live[addrKey{r.Cluster, r.BrokerAddr}]
+	if li == nil || li.name != r.BrokerName || li.id != r.BrokerID || !r.Override && t.takesOver(r) {
+		return false
+	}
+	t.touch(li.key, t.now())
+	return true
 }
 
 func (w *write) register(r *Registration) (RegisterResult, error) {

@@ -32,3 +32,55 @@ func TestMaxTopicsRefusesBeforeAnythingChanges(t *testing.T) {
 	// Re-registering what is held always passes.
 	mustRegister(t, tb, reg("a", "10.0.0.1:10911", 0, 2, tc("T1", 4, 6), tc("T2", 4, 6), tc("T3", 4, 6)))
 }
+
+// A registration refused for its topics still tells that the broker is
+// alive: its liveness is refreshed as by a heartbeat, so a broker whose
+// new topics do not fit keeps its routes instead of expiring while it
+// retries. What it holds stays as it was.
+func TestTopicRefusalRefreshesLiveness(t *testing.T) {
+	tb, clk := newTable(Options{MaxTopics: 4})
+	legit := reg("a", "10.0.0.1:10911", 0, 1, tc("T1", 4, 6), tc("T2", 4, 6))
+	legit.HeartbeatTimeoutMillis = 10000
+	mustRegister(t, tb, legit)
+	mustRegister(t, tb, reg("x", "10.0.0.9:10911", 0, 1, tc("X1", 4, 6), tc("X2", 4, 6)))
+	want := routeString(tb.Route("T1"))
+	for i := range 5 {
+		clk.ms += 6000
+		grown := reg("a", "10.0.0.1:10911", 0, int64(2+i), tc("T1", 4, 6), tc("T2", 4, 6), tc("T3", 4, 6))
+		grown.HeartbeatTimeoutMillis = 10000
+		if _, err := tb.Register(grown); !errors.Is(err, ErrTooManyTopics) {
+			t.Fatalf("round %d: a's new topic past the bound: %v", i, err)
+		}
+		if evs := tb.ScanExpired(); len(evs) != 0 {
+			t.Fatalf("round %d, %d s after a's last accepted registration: evicted %+v", i, 6*(i+1), evs)
+		}
+		checkRoute(t, tb, "T1", want)
+		if _, ok := tb.Route("T3"); ok {
+			t.Fatalf("round %d: the refused topic was added", i)
+		}
+	}
+	// The data version stays the last accepted one, so a 5.x broker's
+	// QUERY_DATA_VERSION keeps asking it to register again.
+	if changed, _, known := tb.QueryDataVersion("c", "10.0.0.1:10911", &legit.Body.DataVersion); changed || !known {
+		t.Fatalf("data version changed by a refusal: changed %v known %v", changed, known)
+	}
+	// Only the registration's own entry: not another broker's at the
+	// address, not one a registration with other credentials names.
+	clk.ms += 6000
+	other := reg("b", "10.0.0.1:10911", 0, 9, tc("T1", 4, 6), tc("T9", 4, 6))
+	if _, err := tb.Register(other); !errors.Is(err, ErrTooManyTopics) {
+		t.Fatalf("another broker at a's address: %v", err)
+	}
+	if tb.KeepAlive(other) {
+		t.Fatal("another brokerName refreshed a's liveness")
+	}
+	thief := reg("a", "10.0.0.1:10911", 0, 9)
+	thief.Owner = "kt"
+	if tb.KeepAlive(thief) {
+		t.Fatal("other credentials refreshed a's liveness")
+	}
+	clk.ms += 5000
+	if evs := tb.ScanExpired(); len(evs) != 1 || evs[0].BrokerName != "a" {
+		t.Fatalf("a after 11 s without a refresh of its own: evicted %+v", evs)
+	}
+}

@@ -164,6 +164,9 @@ func (s *Server) handleRegister(c *remoting.Conn, req, resp *codec.Command, g au
 	if errors.As(err, &many) {
 		s.log.Warn("registration refused: too many topics", "peer", c.Peer(), "broker", h.name, "addr", h.addr,
 			"topics", many.Count, "limit", many.Max, "setting", "maxTopicsPerBroker")
+		// The broker is alive and keeps what it holds (route.Table.KeepAlive).
+		s.routes.KeepAlive(&route.Registration{Cluster: h.cluster, BrokerAddr: h.addr, BrokerName: h.name, BrokerID: h.id,
+			Owner: g.AccessKey, Override: g.Owns(h.name)})
 		return refuse(codec.SystemError, "register broker refused: "+err.Error()+" (maxTopicsPerBroker)")
 	}
 	if err != nil {

@@ -7,6 +7,7 @@ package server
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/rocketns/rocketns/codec"
@@ -57,5 +58,47 @@ func TestRegistrationTopicLimits(t *testing.T) {
 	// Topics the table holds cost nothing: b may serve a's.
 	if r := register("2", "A", 1000, false, 3); r.Code != codec.Success {
 		t.Fatalf("shared topics: code %d %q", r.Code, r.Remark)
+	}
+}
+
+// A broker whose registration is refused for its topics (past
+// maxTopicsPerBroker, or past maxTopics) is still alive: the refusal
+// refreshes its liveness as a heartbeat does, so it keeps its routes while
+// it retries. The answer stays the refusal it was (SYSTEM_ERROR naming the
+// setting), which a Java broker logs before it registers again.
+func TestTopicRefusalKeepsTheBrokerAlive(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.MaxTopicsPerBroker = 3
+	cfg.MaxTopics = 4
+	var now atomic.Int64
+	now.Store(1_700_000_000_000)
+	s, _ := startClockedWith(t, cfg, now.Load, nil)
+	w, q := dialWire(t, s.Addr()), dialWire(t, s.Addr()) // q asks for routes
+	register := func(opaque int32, name, addr string, topics ...string) *codec.Command {
+		req := registerFrame(t, opaque, "c1", name, addr, 0, topics...)
+		req.SetExt("heartbeatTimeoutMillis", "10000")
+		return w.Call(req)
+	}
+	mustOK(t, register(1, "broker-a", "127.0.0.1:10911", "T1", "T2"), "register broker-a")
+	mustOK(t, w.Call(registerFrame(t, 2, "c1", "broker-x", "127.0.0.1:10921", 0, "X1", "X2")), "register broker-x") // 120 s
+	for i, c := range []struct {
+		topics []string
+		remark string
+	}{
+		{[]string{"T1", "T2", "T3"}, "(maxTopics)"},
+		{[]string{"T1", "T2", "T3", "T4"}, "(maxTopicsPerBroker)"},
+		{[]string{"T1", "T2", "T3", "T4"}, "(maxTopicsPerBroker)"},
+		{[]string{"T1", "T2", "T3"}, "(maxTopics)"},
+	} {
+		now.Add(6000)
+		r := register(int32(10+i), "broker-a", "127.0.0.1:10911", c.topics...)
+		if r.Code != codec.SystemError || !strings.Contains(r.Remark, c.remark) {
+			t.Fatalf("%v: code %d %q, want SYSTEM_ERROR naming %s", c.topics, r.Code, r.Remark, c.remark)
+		}
+		s.scanExpired()
+		got := q.Call(request(codec.GetRouteInfoByTopic, int32(20+i), "topic", "T1"))
+		if got.Code != codec.Success || !strings.Contains(string(got.Body), "127.0.0.1:10911") {
+			t.Fatalf("%d s after broker-a's last accepted registration: route T1 code %d %q %s", 6*(i+1), got.Code, got.Remark, got.Body)
+		}
 	}
 }
