@@ -5,8 +5,11 @@ package route
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rocketns/rocketns/codec/body"
 )
 
 func TestMaxTopicsRefusesBeforeAnythingChanges(t *testing.T) {
@@ -82,5 +85,58 @@ func TestTopicRefusalRefreshesLiveness(t *testing.T) {
 	clk.ms += 5000
 	if evs := tb.ScanExpired(); len(evs) != 1 || evs[0].BrokerName != "a" {
 		t.Fatalf("a after 11 s without a refresh of its own: evicted %+v", evs)
+	}
+}
+
+// One peer cannot take all of MaxTopics. The finding: two registrations
+// from one host (100,000 + 99,998 topics) filled a fresh table's 200,000,
+// after which a legitimate broker adding one topic was refused. With the
+// per-source quota the second registration is refused instead, and the
+// legitimate broker's new topic is accepted beside its routes.
+func TestTopicQuotaPerSource(t *testing.T) {
+	tb, _ := newTable(Options{MaxTopics: 200000, MaxTopicsPerSource: 100000})
+	legit := reg("a", "10.0.0.1:10911", 0, 1, tc("T1", 4, 6), tc("T2", 4, 6))
+	legit.Source = "10.0.0.1"
+	mustRegister(t, tb, legit)
+	want := routeString(tb.Route("T1"))
+
+	squat := func(name string, n int, prefix string) error {
+		topics := make([]body.TopicConfig, n)
+		for i := range topics {
+			topics[i] = tc(prefix+strconv.Itoa(i), 1, 6)
+		}
+		r := reg(name, "10.9.9.9:"+name, 0, 1, topics...)
+		r.Source = "10.9.9.9"
+		_, err := tb.Register(r)
+		return err
+	}
+	if err := squat("s1", 100000, "S1_"); err != nil {
+		t.Fatalf("the first 100,000 topics of one source, within its quota: %v", err)
+	}
+	err := squat("s2", 99998, "S2_")
+	if !errors.Is(err, ErrTopicQuota) || !strings.Contains(err.Error(), "10.9.9.9") {
+		t.Fatalf("99,998 more topics from the same source: %v, want ErrTopicQuota naming the source", err)
+	}
+	if got := len(tb.TopicList()); got != 100002 {
+		t.Fatalf("%d topics after the refusal, want 100002", got)
+	}
+	// Another registration of the squatter's that shares its topics costs
+	// nothing.
+	if err := squat("s3", 100000, "S1_"); err != nil {
+		t.Fatalf("a registration of topics the source already brought: %v", err)
+	}
+
+	grown := reg("a", "10.0.0.1:10911", 0, 2, tc("T1", 4, 6), tc("T2", 4, 6), tc("T3", 4, 6))
+	grown.Source = "10.0.0.1"
+	mustRegister(t, tb, grown)
+	checkRoute(t, tb, "T1", want)
+	checkRoute(t, tb, "T3", "a{0:10.0.0.1:10911} | a:4/4/6")
+
+	// The quota follows the topics: once they leave the table, the
+	// source may bring others.
+	tb.Unregister("c", "10.9.9.9:s1", "s1", 0)
+	tb.Unregister("c", "10.9.9.9:s3", "s3", 0)
+	if err := squat("s2", 99998, "S2_"); err != nil {
+		t.Fatalf("the source's topics gone, 99,998 new ones: %v", err)
 	}
 }

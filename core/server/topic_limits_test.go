@@ -102,3 +102,39 @@ func TestTopicRefusalKeepsTheBrokerAlive(t *testing.T) {
 		}
 	}
 }
+
+// One host cannot take all of maxTopics: registrations from 127.0.0.2
+// bring topics up to its maxTopicsPerSource and are refused past it, with a
+// remark naming the setting and a count in the metrics, while a broker on
+// another host still adds a topic beside its routes.
+func TestTopicQuotaPerSourceOverTheWire(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.MaxTopicsPerBroker = 1000
+	cfg.MaxTopics = 2000
+	cfg.MaxTopicsPerSource = 1000
+	cfg.AdminListen = "127.0.0.1:0"
+	s, _ := startServer(t, cfg)
+	squatter, legit := dialFrom(t, "127.0.0.2", s.Addr()), dialFrom(t, "127.0.0.1", s.Addr())
+	topics := func(prefix string, n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprintf("%s%05d", prefix, i)
+		}
+		return out
+	}
+	mustOK(t, legit.Call(registerFrame(t, 1, "c1", "broker-a", "127.0.0.1:10911", 0, "T1", "T2")), "register broker-a")
+	mustOK(t, squatter.Call(registerFrame(t, 2, "c1", "s1", "127.0.0.2:1", 0, topics("S1_", 1000)...)), "1000 topics from one host")
+	r := squatter.Call(registerFrame(t, 3, "c1", "s2", "127.0.0.2:2", 0, topics("S2_", 998)...))
+	if r.Code != codec.SystemError || !strings.Contains(r.Remark, "(maxTopicsPerSource)") || !strings.Contains(r.Remark, "127.0.0.2") {
+		t.Fatalf("998 more topics from the same host: code %d %q", r.Code, r.Remark)
+	}
+	mustOK(t, legit.Call(registerFrame(t, 4, "c1", "broker-a", "127.0.0.1:10911", 0, "T1", "T2", "T3")), "broker-a adds T3")
+	for _, topic := range []string{"T1", "T3"} {
+		if got := legit.Call(request(codec.GetRouteInfoByTopic, 5, "topic", topic)); got.Code != codec.Success {
+			t.Fatalf("route %s: code %d %q", topic, got.Code, got.Remark)
+		}
+	}
+	if got := scrape(t, s)[`rocketns_registrations_refused_total{reason="topic_quota"}`]; got != 1 {
+		t.Fatalf("topic quota refusals counted: %v, want 1", got)
+	}
+}
