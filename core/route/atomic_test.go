@@ -9,6 +9,7 @@
 package route
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"maps"
@@ -114,6 +115,13 @@ func dumpState(t *testing.T, tb *Table) string {
 		p("view cluster %s: %v", c, v.clusters[c])
 	}
 	p("cluster info %s", tb.AppendClusterInfo(nil))
+	p("generation %d", tb.gen.Load())
+	for _, l := range encodedLists(tb) {
+		p("list %s: %d %s", l.name, l.got.Topics, l.got.Body)
+		if !bytes.Equal(l.got.Body, l.want) {
+			p("broken: list %s is not the table's: %s", l.name, l.want)
+		}
+	}
 	// Last: the reads above filled every cache.
 	p("cached bytes %d", tb.cachedBytes.Load())
 	return sb.String()
@@ -134,9 +142,33 @@ func keyLess(a, b addrKey) bool {
 	return a.addr < b.addr
 }
 
+type namedList struct {
+	name string
+	got  *EncodedList
+	want []byte // encoded afresh
+}
+
+// encodedLists reads every topic list through its cache, beside a fresh
+// encoding of it.
+func encodedLists(tb *Table) []namedList {
+	sys, addr := tb.SystemTopicList()
+	out := []namedList{
+		{"all", tb.TopicListBody(), body.AppendTopicList(nil, tb.TopicList(), "")},
+		{"system", tb.SystemTopicListBody(), body.AppendTopicList(nil, sys, addr)},
+	}
+	for _, k := range []UnitKind{UnitTopics, HasUnitSubTopics, HasUnitSubUnunitTopics} {
+		out = append(out, namedList{fmt.Sprint("unit ", k), tb.UnitTopicListBody(k), body.AppendTopicList(nil, tb.UnitTopicList(k), "")})
+	}
+	for _, c := range []string{"c", "c2", "c9"} {
+		out = append(out, namedList{"cluster " + c, tb.TopicsByClusterBody(c), body.AppendTopicList(nil, tb.TopicsByCluster(c), "")})
+	}
+	return out
+}
+
 // warm fills every cache a reader can fill, so a write that drops or
 // replaces one shows in the dump.
 func warm(tb *Table) {
+	encodedLists(tb)
 	var topics []string
 	tb.topics.Range(func(k string, _ *topicEntry) bool { topics = append(topics, k); return true })
 	for _, topic := range topics {
@@ -455,6 +487,7 @@ func TestDumpCoversEveryTable(t *testing.T) {
 	dumped := []string{"topics", "view", "cachedBytes", "groups", "clusters", "live", "filters", "brokerTopics",
 		"conns", "expiry", "mappings", "sourceTopics"}
 	notState := []string{"opts", "now", "mu", "actingMaster", "deleteWithReg"} // no writer changes them
+	dumped = append(dumped, "gen", "lists")
 	typ := reflect.TypeFor[Table]()
 	for i := range typ.NumField() {
 		if f := typ.Field(i).Name; !slices.Contains(dumped, f) && !slices.Contains(notState, f) {

@@ -121,6 +121,10 @@ type Table struct {
 	deleteWithReg atomic.Bool
 	// cachedBytes sums the cached route bodies (metrics.go).
 	cachedBytes atomic.Int64
+	// gen counts the commits that stored topic entries or a broker view;
+	// lists holds the topic lists encoded for one generation (lists.go).
+	gen   atomic.Uint64
+	lists atomic.Pointer[topicLists]
 
 	mu           sync.Mutex
 	groups       map[string]*brokerGroup        // brokerName -> group

@@ -99,6 +99,11 @@ func (w *write) commit() {
 		t.view.Store(w.view)
 	}
 	t.applyTopics(w.topics)
+	if w.view != nil || len(w.topics) > 0 {
+		// After the entries: a topic list encoded for this generation
+		// shows all of them (lists.go).
+		t.gen.Add(1)
+	}
 }
 
 // get reads k through a write: what the write staged, else the table's
