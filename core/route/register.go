@@ -55,10 +55,22 @@ type RegisterResult struct {
 }
 
 // Register applies a REGISTER_BROKER. It fails only with
-// ErrNegativeBrokerID, ErrEmptyBrokerAddr or ErrFirstSingleTopic (wrapped
-// with the broker's identity), and a registration it refuses changes
-// nothing.
+// ErrNegativeBrokerID, ErrEmptyBrokerAddr, ErrFirstSingleTopic, ErrTakeover
+// or ErrTooManyTopics (wrapped with the broker's identity), and a
+// registration it refuses changes nothing.
 func (t *Table) Register(r *Registration) (RegisterResult, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	w := write{t: t}
+	res, err := w.register(r)
+	if err == nil {
+		w.commit()
+	}
+	return res, err
+}
+
+func (w *write) register(r *Registration) (RegisterResult, error) {
+	t := w.t
 	var res RegisterResult
 	if r.BrokerID < 0 {
 		// Without the broker's strings: the server answers with this
@@ -72,10 +84,6 @@ func (t *Table) Register(r *Registration) (RegisterResult, error) {
 	if rb == nil {
 		rb = &body.RegisterBroker{}
 	}
-	now := t.now()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-
 	cluster, name, addr := r.Cluster, r.BrokerName, r.BrokerAddr
 
 	// 7 first, as a refusal: a one-topic registration of an id the group
@@ -93,38 +101,25 @@ func (t *Table) Register(r *Registration) (RegisterResult, error) {
 	if err := t.checkTopicTotal(rb.Topics); err != nil {
 		return res, fmt.Errorf("register %s/%s id %d at %s: %w", cluster, name, r.BrokerID, addr, err)
 	}
-	t.begin()
-	defer t.settle()
 
 	// 1. clusterAddrTable.
 	clustersDirty := false
-	set := t.clusters[cluster]
-	if set == nil {
-		t.saveCluster(cluster)
-		cluster = strings.Clone(cluster)
-		set = map[string]struct{}{}
-		t.clusters[cluster] = set
-	}
-	if _, ok := set[name]; !ok {
-		t.saveCluster(cluster)
-		set[strings.Clone(name)] = struct{}{}
+	if _, ok := w.cluster(cluster)[name]; !ok {
+		w.editCluster(cluster)[strings.Clone(name)] = struct{}{}
 		clustersDirty = true
 		res.BrokerChanged = true
 	}
-	t.at("register: cluster")
 
 	// 2. brokerAddrTable; an existing group keeps its cluster.
-	t.saveGroup(name)
-	g := t.groups[name]
+	g := w.editGroup(name)
 	registerFirst := false
 	if g == nil {
 		g = &brokerGroup{cluster: strings.Clone(cluster), name: strings.Clone(name)}
-		t.groups[g.name] = g
+		put(&w.groups, g.name, g)
 		registerFirst = true
 		res.BrokerChanged = true
 	}
 	name = g.name
-	t.at("register: group")
 
 	// 3. Old-version detection, acting master flag, zone (overwritten every
 	// time, may become empty).
@@ -146,14 +141,13 @@ func (t *Table) Register(r *Registration) (RegisterResult, error) {
 	if g.removeAddrExcept(addr, r.BrokerID) {
 		res.BrokerChanged = true
 	}
-	t.at("register: same address")
 
 	// 6. A stale registration for an id now held by a newer, live address:
 	// SUCCESS without master info, steps 1-5 kept, as in Java.
 	if old, ok := g.addrOf(r.BrokerID); ok && old != addr {
-		if li := t.live[addrKey{cluster, old}]; li != nil && li.dv.StateVersion > rb.DataVersion.StateVersion {
-			t.dropLive(addrKey{cluster, addr})
-			t.afterGroupChange(name, clustersDirty, nil)
+		if li := w.liveOf(addrKey{cluster, old}); li != nil && li.dv.StateVersion > rb.DataVersion.StateVersion {
+			w.dropLive(addrKey{cluster, addr})
+			w.afterGroupChange(name, clustersDirty, nil)
 			return RegisterResult{}, nil
 		}
 	}
@@ -166,9 +160,8 @@ func (t *Table) Register(r *Registration) (RegisterResult, error) {
 		g.put(r.BrokerID, strings.Clone(addr))
 		res.BrokerChanged = true
 	}
-	t.at("register: id")
 	key := addrKey{cluster, addr}
-	if li := t.live[key]; li != nil {
+	if li := w.liveOf(key); li != nil {
 		key = li.key // the owned strings
 	} else {
 		key = addrKey{strings.Clone(cluster), strings.Clone(addr)}
@@ -181,23 +174,14 @@ func (t *Table) Register(r *Registration) (RegisterResult, error) {
 
 	// 12 before 10: filter servers feed the group view, which must be
 	// published before the topic entries that use it.
-	filterNames := t.setFilters(key, rb.FilterServerList)
-	t.at("register: filter servers")
+	filterNames := w.setFilters(key, rb.FilterServerList)
 
-	var ups []topicUpdate
-	var added []string
 	if isMaster || isPrimeSlave {
-		li := t.live[key]
+		li := w.liveOf(key)
 		dvChanged := li == nil || li.dv != rb.DataVersion
-		ups, added = t.registerTopics(g, rb, registerFirst, dvChanged, isPrimeSlave && g.actingMaster)
-		res.TopicsChanged = len(ups)
+		res.TopicsChanged = w.registerTopics(g, rb, registerFirst, dvChanged, isPrimeSlave && g.actingMaster)
 	}
-	t.at("register: topics computed")
-	t.afterGroupChange(name, clustersDirty, filterNames, ups...)
-	for _, topic := range added {
-		t.indexAdd(name, topic)
-	}
-	t.at("register: topics applied")
+	w.afterGroupChange(name, clustersDirty, filterNames)
 
 	// 11. Liveness, always replaced so the latest connection counts. Java
 	// stores any heartbeatTimeoutMillis it is sent, so 0 or less expires
@@ -205,20 +189,22 @@ func (t *Table) Register(r *Registration) (RegisterResult, error) {
 	// registration. A broker sends the field only with a positive
 	// brokerNotActiveTimeoutMillis; anything else is a misconfiguration
 	// (or the field's absence, which the server passes as 0) and gets the
-	// default, as an absent field does in Java.
+	// default, as an absent field does in Java. The time is read here, as
+	// Java reads it for the new BrokerLiveInfo.
 	timeout := r.HeartbeatTimeoutMillis
 	if timeout <= 0 {
 		timeout = t.opts.DefaultBrokerTimeout
 	}
 	owner := r.Owner
-	if li := t.live[key]; li != nil && li.owner == owner {
+	if li := w.liveOf(key); li != nil && li.owner == owner {
 		owner = li.owner // already owned
 	} else {
 		owner = strings.Clone(owner)
 	}
 	timeout = min(timeout, t.opts.MaxBrokerTimeout) // deadline() saturates as well
-	t.setLive(key, &liveInfo{
-		lastUpdate: now,
+	put(&w.live, key, &liveInfo{
+		key:        key,
+		lastUpdate: t.now(),
 		timeout:    timeout,
 		dv:         rb.DataVersion,
 		conn:       r.Conn,
@@ -227,12 +213,11 @@ func (t *Table) Register(r *Registration) (RegisterResult, error) {
 		id:         r.BrokerID,
 		owner:      owner,
 	})
-	t.at("register: live")
 
 	// 13. A slave learns its master.
 	if r.BrokerID != 0 {
 		if m, ok := g.addrOf(0); ok {
-			if ml := t.live[addrKey{cluster, m}]; ml != nil {
+			if ml := w.liveOf(addrKey{cluster, m}); ml != nil {
 				res.MasterAddr, res.HAServerAddr = m, ml.haAddr
 			}
 		}
@@ -270,31 +255,29 @@ func (t *Table) takesOver(r *Registration) bool {
 	return false
 }
 
-// afterGroupChange publishes the view of name (and of the groups in extra)
-// and then the topic updates ups, republishing with empty caches every topic
-// of a group whose view changed. Called under mu.
-func (t *Table) afterGroupChange(name string, clustersDirty bool, extra []string, ups ...topicUpdate) {
-	changed := t.publishGroups(append(extra, name), clustersDirty)
+// afterGroupChange stages the view of name (and of the groups in extra)
+// and republishes with empty caches every topic of a group whose view
+// changed that w does not update already.
+func (w *write) afterGroupChange(name string, clustersDirty bool, extra []string) {
+	changed := w.updateView(append(extra, name), clustersDirty)
 	if len(changed) == 0 {
-		t.applyTopics(ups)
 		return
 	}
-	pending := make(map[string]struct{}, len(ups))
-	for _, u := range ups {
+	pending := make(map[string]struct{}, len(w.topics))
+	for _, u := range w.topics {
 		pending[u.key] = struct{}{}
 	}
 	for _, n := range changed {
-		for topic := range t.brokerTopics[n] {
+		for topic := range w.t.brokerTopics[n] {
 			if _, ok := pending[topic]; ok {
 				continue
 			}
-			if e, ok := t.topics.Load(topic); ok {
+			if e, ok := w.t.topics.Load(topic); ok {
 				pending[topic] = struct{}{}
-				ups = append(ups, topicUpdate{e.topic, e.refreshed()})
+				w.topics = append(w.topics, topicUpdate{e.topic, e.refreshed()})
 			}
 		}
 	}
-	t.applyTopics(ups)
 }
 
 // singleTopic reports whether topics names exactly one topic, however many
@@ -335,11 +318,12 @@ func lastWins(topics []body.TopicConfig) []body.TopicConfig {
 	return out
 }
 
-// registerTopics is step 10: it computes the topic updates of a master or
-// prime-slave registration and the topics that gain a queue of g (to add to
-// the index once applied). Called under mu.
-func (t *Table) registerTopics(g *brokerGroup, rb *body.RegisterBroker, registerFirst, dvChanged, clearWrite bool) (ups []topicUpdate, added []string) {
+// registerTopics is step 10: it stages the topic updates of a master or
+// prime-slave registration and returns how many it staged.
+func (w *write) registerTopics(g *brokerGroup, rb *body.RegisterBroker, registerFirst, dvChanged, clearWrite bool) int {
+	t := w.t
 	known := t.brokerTopics[g.name]
+	ups, staged := w.topics, len(w.topics)
 
 	// 10b. Drop this broker's queues of topics it no longer has; a static
 	// topic mapping means the table is not the broker's whole truth.
@@ -358,10 +342,6 @@ func (t *Table) registerTopics(g *brokerGroup, rb *body.RegisterBroker, register
 				}
 			}
 		}
-		// Deleted topics leave the index now: nothing below touches them.
-		for _, u := range ups {
-			t.indexDel(g.name, u.key)
-		}
 	}
 
 	// 10c. Queue data: all topics on a new DataVersion or first
@@ -371,12 +351,9 @@ func (t *Table) registerTopics(g *brokerGroup, rb *body.RegisterBroker, register
 	topics := rb.Topics
 	if registerFirst || dvChanged {
 		topics = lastWins(topics)
-		// Every topic may change: size the slices once instead of
-		// growing them through 100k appends.
+		// Every topic may change: size the slice once instead of growing
+		// it through 100k appends.
 		ups = slices.Grow(ups, len(topics))
-		if len(known) < len(topics) {
-			added = make([]string, 0, len(topics)-len(known))
-		}
 	} else {
 		// Steady state: usually no topic is missing and this allocates
 		// nothing.
@@ -390,7 +367,6 @@ func (t *Table) registerTopics(g *brokerGroup, rb *body.RegisterBroker, register
 	}
 	for i := range topics {
 		tc := &topics[i]
-		_, has := known[tc.TopicName]
 		perm := tc.Perm
 		if clearWrite {
 			perm &^= PermWrite
@@ -411,10 +387,7 @@ func (t *Table) registerTopics(g *brokerGroup, rb *body.RegisterBroker, register
 		} else {
 			// A topic deleted by DELETE_TOPIC_IN_NAMESRV and re-created here
 			// gets back the mappings Java never deleted.
-			ne = &topicEntry{topic: tc.TopicName, queues: []body.QueueData{q}, mapping: t.mappings[tc.TopicName]}
-		}
-		if !has {
-			added = append(added, ne.topic)
+			ne = &topicEntry{topic: tc.TopicName, queues: []body.QueueData{q}, mapping: w.mapping(tc.TopicName)}
 		}
 		ups = append(ups, topicUpdate{ne.topic, ne})
 	}
@@ -433,7 +406,7 @@ func (t *Table) registerTopics(g *brokerGroup, rb *body.RegisterBroker, register
 			if !ok {
 				bname = g.name
 			}
-			cur := t.mappings[topic]
+			cur := w.mapping(topic)
 			if old, ok := cur[bname]; ok && bytes.Equal(old, info) {
 				continue
 			}
@@ -446,7 +419,7 @@ func (t *Table) registerTopics(g *brokerGroup, rb *body.RegisterBroker, register
 			key := ""
 			if j, pending := pos[topic]; pending {
 				key = ups[j].key
-				ups[j].nv.mapping = m // still private to this call
+				ups[j].nv.mapping = m // still private to this write
 			} else if e, ok := t.topics.Load(topic); ok {
 				key = e.topic
 				ne := e.refreshed()
@@ -456,41 +429,39 @@ func (t *Table) registerTopics(g *brokerGroup, rb *body.RegisterBroker, register
 			} else {
 				key = topic
 			}
-			t.saveMapping(key)
-			t.mappings[key] = m
+			put(&w.mappings, key, m)
 		}
 	}
-	return ups, added
+	w.topics = ups
+	return len(ups) - staged
 }
 
 // setFilters is step 12 and returns the groups whose view it may change.
-// Called under mu.
-func (t *Table) setFilters(key addrKey, list []string) []string {
+// key is owned.
+func (w *write) setFilters(key addrKey, list []string) []string {
 	switch {
 	case list == nil:
 		return nil
 	case len(list) == 0:
-		if _, ok := t.filters[key]; !ok {
+		if w.filter(key) == nil {
 			return nil
 		}
-		t.saveFilter(key)
-		delete(t.filters, key)
+		put(&w.filters, key, nil)
 	default:
-		if slices.Equal(t.filters[key], list) {
+		if slices.Equal(w.filter(key), list) {
 			return nil
 		}
-		t.saveFilter(key)
 		// The strings are the body's own (Registration); the slice is
 		// copied so the table's entry does not share the body's.
-		t.filters[key] = slices.Clone(list)
+		put(&w.filters, key, slices.Clone(list))
 	}
-	return t.groupsWithAddr(key.cluster, key.addr)
+	return w.groupsWithAddr(key.cluster, key.addr)
 }
 
 // checkTopicTotal refuses topics that would take the table past
-// Options.MaxTopics; the writers' lock is held. Topics the table has
-// already cost nothing: the names are looked up only when the table's size
-// plus the registration's could pass the bound.
+// Options.MaxTopics. Topics the table has already cost nothing: the names
+// are looked up only when the table's size plus the registration's could
+// pass the bound. Called under mu.
 func (t *Table) checkTopicTotal(topics []body.TopicConfig) error {
 	limit := t.opts.MaxTopics
 	if limit <= 0 {

@@ -93,18 +93,12 @@ type Options struct {
 	// (0: no bound): a registration that would add topics beyond it is
 	// refused with ErrTooManyTopics before anything changes.
 	MaxTopics int
-	// Hook, when set, is called with the name of each point between the
-	// steps of a writer, under the writers' lock. Production leaves it nil;
-	// tests panic from it to prove that a writer failing part-way leaves
-	// every table as it was.
-	Hook func(point string)
 }
 
 // Table is the NameServer's route state. Create it with New.
 type Table struct {
 	opts   Options
 	now    func() int64
-	hook   func(point string)
 	topics *shard.Table[*topicEntry]
 	view   atomic.Pointer[brokerView]
 
@@ -124,8 +118,6 @@ type Table struct {
 	brokerTopics map[string]map[string]struct{} // brokerName -> topics holding its queue data
 	conns        map[ConnID]map[addrKey]struct{}
 	expiry       expiryHeap
-	// j records what the running writer changes (journal.go).
-	j journal
 
 	// mappings is Java's topicQueueMappingInfoTable: topic -> bname ->
 	// TopicQueueMappingInfo, for static topics only. Like Java's it is
@@ -148,7 +140,6 @@ func New(opts Options, now func() int64) *Table {
 	t := &Table{
 		opts:         opts,
 		now:          now,
-		hook:         opts.Hook,
 		topics:       shard.New[*topicEntry](opts.Shards),
 		groups:       map[string]*brokerGroup{},
 		clusters:     map[string]map[string]struct{}{},
@@ -162,13 +153,6 @@ func New(opts Options, now func() int64) *Table {
 	t.actingMaster.Store(opts.SupportActingMaster)
 	t.deleteWithReg.Store(opts.DeleteTopicWithBrokerRegistration)
 	return t
-}
-
-// at marks a point between two steps of a writer (Options.Hook).
-func (t *Table) at(point string) {
-	if t.hook != nil {
-		t.hook(point)
-	}
 }
 
 // SetSupportActingMaster switches the acting-master route rewrite. Routes

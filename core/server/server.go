@@ -92,9 +92,6 @@ type hooks struct {
 	// shutdownBegun runs in Shutdown once the server counts as shutting
 	// down, before anything is stopped.
 	shutdownBegun func()
-	// routeStep runs at each point between the steps of a route-table
-	// write (route.Options.Hook); tests panic from it.
-	routeStep func(point string)
 }
 
 // New builds a server from cfg and loads the KV store at cfg.KVConfigPath. A
@@ -146,19 +143,10 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Server, error) 
 		DeleteTopicWithBrokerRegistration: cfg.DeleteTopicWithBrokerRegistration,
 		MaxBrokerTimeout:                  cfg.MaxHeartbeatTimeoutMillis,
 		MaxTopics:                         cfg.MaxTopics,
-		Hook:                              s.routeStep,
 	}, s.clock)
 	s.budget = remoting.NewBudget(bufferedBytes(cfg))
 	s.adminHTTP = s.newAdminHTTP()
 	return s, nil
-}
-
-// routeStep passes the route table's step points to a test's hook; the
-// hooks are set after New, so the table cannot be handed the hook itself.
-func (s *Server) routeStep(point string) {
-	if h := s.hooks.routeStep; h != nil {
-		h(point)
-	}
 }
 
 // clock is the route table's time source: real time, read at each call, so
