@@ -72,6 +72,7 @@ maxPendingRequestBytes=67108864
 maxPendingResponseBytes=16777216
 maxTopics=200000
 maxTopicsPerBroker=100000
+maxTopicsPerSource=100000
 needWaitForService=false
 notifyMinBrokerIdChanged=false
 nsaddrList=

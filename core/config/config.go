@@ -71,6 +71,7 @@ type Config struct {
 	MaxBufferedBytes          int // maxBufferedBytes: request and response bytes all connections hold buffered; 0 = from GOMEMLIMIT
 	MaxTopicsPerBroker        int // maxTopicsPerBroker: topics one registration may carry
 	MaxTopics                 int // maxTopics: topics the route table holds, all brokers together
+	MaxTopicsPerSource        int // maxTopicsPerSource: topics the registrations from one host may bring; 0 = no quota
 
 	// Bounds that keep one request from costing every peer (README
 	// "Limits"): a KV entry large enough to make registration replies

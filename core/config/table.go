@@ -220,11 +220,17 @@ var table = []Key{
 			"Metrics: `rocketns_buffered_bytes`, `rocketns_buffered_bytes_limit`, `rocketns_buffer_closes_total{reason=\"refused\"|\"evicted\"}`. An embedded controller shares it; a standalone one has a budget of its own with the same default",
 		field: func(c *Config) any { return &c.MaxBufferedBytes }},
 	{Name: "maxTopicsPerBroker", Default: 100000, Range: atLeast(1), Roles: RoleNameServer, Section: SectionLimits,
-		Doc:   "topics in one registration; a compressed body is refused on its declared count before any record is read. The answer is SYSTEM_ERROR naming the setting, and nothing changes",
+		Doc:   "topics in one registration; a compressed body is refused on its declared count before any record is read. The answer is SYSTEM_ERROR naming the setting, and nothing changes but the broker's liveness, refreshed as by a heartbeat so that it keeps the routes it holds",
 		field: func(c *Config) any { return &c.MaxTopicsPerBroker }},
 	{Name: "maxTopics", Default: 200000, Roles: RoleNameServer, Section: SectionLimits,
-		Doc:   "topics the route table holds, all brokers together; a registration that would add topics past it is refused (SYSTEM_ERROR naming the setting) before anything changes. At least `maxTopicsPerBroker`",
+		Doc:   "topics the route table holds, all brokers together; a registration that would add topics past it is refused (SYSTEM_ERROR naming the setting) before anything changes but the broker's liveness, refreshed as by a heartbeat so that it keeps the routes it holds. At least `maxTopicsPerBroker`",
 		field: func(c *Config) any { return &c.MaxTopics }},
+	{Name: "maxTopicsPerSource", Default: 100000, Range: atLeast(0), Roles: RoleNameServer, Section: SectionLimits,
+		Doc: "topics the registrations from one host (the connection's source address, not the `brokerAddr` a broker names) may bring into the route table, so that one peer cannot take all of `maxTopics` and leave legitimate brokers unable to add a topic. " +
+			"A topic counts for the host whose registration created it until it leaves the table; topics the table already holds cost nothing, so brokers sharing topics are not charged twice. " +
+			"A registration past it is refused (SYSTEM_ERROR naming the setting, counted in `rocketns_registrations_refused_total{reason=\"topic_quota\"}`), and nothing changes but the broker's liveness. " +
+			"Raise it when one host runs brokers with more topics than this between them; `0` turns the quota off",
+		field: func(c *Config) any { return &c.MaxTopicsPerSource }},
 	// A namespace of 2 MiB keeps the ORDER_TOPIC_CONFIG table a
 	// registration reply carries under a 16 MiB frame even if every byte
 	// of it is a control character the JSON writes as a 6-byte escape.

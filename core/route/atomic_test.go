@@ -9,6 +9,7 @@
 package route
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"maps"
@@ -25,7 +26,8 @@ import (
 // served (route bodies in both dialects and with an orderTopicConf, the
 // cluster info), so two dumps are equal only if nothing anyone can see or
 // the writers rely on changed. It also checks the expiry heap and the
-// connection index against the live table. Identities are left out: what
+// connection index against the live table, and the source counts against
+// the topic entries, printing "broken: " lines where they disagree. Identities are left out: what
 // must stay is the bytes served, which the dump reads through the readers.
 func dumpState(t *testing.T, tb *Table) string {
 	t.Helper()
@@ -46,18 +48,18 @@ func dumpState(t *testing.T, tb *Table) string {
 		li := tb.live[k]
 		p("live %v: last=%d timeout=%d dv=%+v conn=%d ha=%q name=%q id=%d", k, li.lastUpdate, li.timeout, li.dv, li.conn, li.haAddr, li.name, li.id)
 		if li.key != k {
-			p("  live entry keyed %v holds key %v", k, li.key)
+			p("broken: live entry keyed %v holds key %v", k, li.key)
 		}
 		if li.idx < 0 || li.idx >= len(tb.expiry) || tb.expiry[li.idx] != li {
-			p("  live entry %v is not at its heap position %d", k, li.idx)
+			p("broken: live entry %v is not at its heap position %d", k, li.idx)
 		}
 	}
 	if len(tb.expiry) != len(tb.live) {
-		p("expiry heap holds %d entries for %d live", len(tb.expiry), len(tb.live))
+		p("broken: expiry heap holds %d entries for %d live", len(tb.expiry), len(tb.live))
 	}
 	for i := range tb.expiry {
 		if parent := (i - 1) / 2; i > 0 && tb.expiry[i].deadline() < tb.expiry[parent].deadline() {
-			p("expiry heap order broken at %d", i)
+			p("broken: expiry heap order at %d", i)
 		}
 	}
 	for _, c := range slices.Sorted(maps.Keys(tb.conns)) {
@@ -84,13 +86,26 @@ func dumpState(t *testing.T, tb *Table) string {
 	sort.Strings(topics)
 	for _, topic := range topics {
 		e, _ := tb.topics.Load(topic)
-		p("topic %s: key=%q queues=%v mapping=%v", topic, e.topic, e.queues, e.mapping)
+		p("topic %s: key=%q queues=%v mapping=%v source=%q", topic, e.topic, e.queues, e.mapping, e.source)
 		for _, d := range []body.Dialect{body.Standard, body.Legacy} {
 			b, ok := tb.RouteBody(topic, d)
 			p("  body %d: %v %s", d, ok, b)
 		}
 		b, ok := tb.RouteBodyOrdered(topic, body.Legacy, "a:4")
 		p("  ordered: %v %s", ok, b)
+	}
+	counted := map[string]int{}
+	tb.topics.Range(func(_ string, e *topicEntry) bool {
+		if e.source != "" {
+			counted[e.source]++
+		}
+		return true
+	})
+	for _, src := range sortedKeys(tb.sourceTopics) {
+		p("source %s: %d topics", src, tb.sourceTopics[src])
+	}
+	if !maps.Equal(counted, tb.sourceTopics) {
+		p("broken: source counts %v disagree with the entries' %v", tb.sourceTopics, counted)
 	}
 	v := tb.view.Load()
 	for _, n := range sortedKeys(v.groups) {
@@ -100,6 +115,13 @@ func dumpState(t *testing.T, tb *Table) string {
 		p("view cluster %s: %v", c, v.clusters[c])
 	}
 	p("cluster info %s", tb.AppendClusterInfo(nil))
+	p("generation %d", tb.gen.Load())
+	for _, l := range encodedLists(tb) {
+		p("list %s: %d %s", l.name, l.got.Topics, l.got.Body)
+		if !bytes.Equal(l.got.Body, l.want) {
+			p("broken: list %s is not the table's: %s", l.name, l.want)
+		}
+	}
 	// Last: the reads above filled every cache.
 	p("cached bytes %d", tb.cachedBytes.Load())
 	return sb.String()
@@ -120,9 +142,33 @@ func keyLess(a, b addrKey) bool {
 	return a.addr < b.addr
 }
 
+type namedList struct {
+	name string
+	got  *EncodedList
+	want []byte // encoded afresh
+}
+
+// encodedLists reads every topic list through its cache, beside a fresh
+// encoding of it.
+func encodedLists(tb *Table) []namedList {
+	sys, addr := tb.SystemTopicList()
+	out := []namedList{
+		{"all", tb.TopicListBody(), body.AppendTopicList(nil, tb.TopicList(), "")},
+		{"system", tb.SystemTopicListBody(), body.AppendTopicList(nil, sys, addr)},
+	}
+	for _, k := range []UnitKind{UnitTopics, HasUnitSubTopics, HasUnitSubUnunitTopics} {
+		out = append(out, namedList{fmt.Sprint("unit ", k), tb.UnitTopicListBody(k), body.AppendTopicList(nil, tb.UnitTopicList(k), "")})
+	}
+	for _, c := range []string{"c", "c2", "c9"} {
+		out = append(out, namedList{"cluster " + c, tb.TopicsByClusterBody(c), body.AppendTopicList(nil, tb.TopicsByCluster(c), "")})
+	}
+	return out
+}
+
 // warm fills every cache a reader can fill, so a write that drops or
 // replaces one shows in the dump.
 func warm(tb *Table) {
+	encodedLists(tb)
 	var topics []string
 	tb.topics.Range(func(k string, _ *topicEntry) bool { topics = append(topics, k); return true })
 	for _, topic := range topics {
@@ -224,7 +270,7 @@ type atomicCase struct {
 func masterSlave(t *testing.T, tb *Table, clk *clock) {
 	t.Helper()
 	m := reg5("a", "a0:1", 0, 1, true, tc("T1", 4, 6), tc("T2", 8, 6), tc("S", 2, 6))
-	m.Conn = 1
+	m.Conn, m.Source = 1, "h1"
 	m.HeartbeatTimeoutMillis = 10000
 	m.Body.FilterServerList = []string{"fa:1"}
 	m.Body.MappingInfo = map[string][]byte{"S": []byte(`{"bname":"a","currIdMap":{"0":0},"epoch":1,"topic":"S","totalQueues":2}`)}
@@ -234,7 +280,7 @@ func masterSlave(t *testing.T, tb *Table, clk *clock) {
 	mustRegister(t, tb, s)
 	b := reg("b", "b0:1", 0, 1, tc("T1", 2, 6), tc("T3", 2, 4))
 	b.Cluster = "c2"
-	b.Conn = 2
+	b.Conn, b.Source = 2, "h2"
 	b.Body.FilterServerList = []string{"fb:1", "fb:2"}
 	mustRegister(t, tb, b)
 	clk.ms += 5000
@@ -245,7 +291,7 @@ func atomicCases() []atomicCase {
 		{name: "first registration", setup: func(*testing.T, *Table, *clock) {}, op: func(tb writes, _ *clock) {
 			r := reg5("a", "a0:1", 0, 1, false, tc("T1", 4, 6), tc("T2", 4, 6))
 			r.Body.FilterServerList = []string{"f:1"}
-			r.Conn = 3
+			r.Conn, r.Source = 3, "h3"
 			tb.Register(r)
 		}},
 		{name: "new data version", setup: masterSlave, op: func(tb writes, _ *clock) {
@@ -260,7 +306,9 @@ func atomicCases() []atomicCase {
 			tb.Register(reg5("a", "a0:1", 0, 2, true, tc("T1", 8, 4)))
 		}},
 		{name: "new group in a known cluster", setup: masterSlave, op: func(tb writes, _ *clock) {
-			tb.Register(reg5("e", "e0:1", 0, 1, false, tc("T1", 2, 6), tc("T5", 1, 6)))
+			r := reg5("e", "e0:1", 0, 1, false, tc("T1", 2, 6), tc("T5", 1, 6))
+			r.Source = "h1"
+			tb.Register(r)
 		}},
 		{name: "unchanged re-registration", setup: masterSlave, op: func(tb writes, _ *clock) {
 			r := reg5("a", "a0:1", 0, 1, true, tc("T1", 4, 6), tc("T2", 8, 6), tc("S", 2, 6))
@@ -374,8 +422,12 @@ func TestPreparedWritesChangeNothing(t *testing.T) {
 				t.Fatalf("preparing the write changed the tables:\n%s", lineDiff(before, after))
 			}
 			c.op(tb, clk)
-			if after := dumpState(t, tb); after == before {
+			after := dumpState(t, tb)
+			if after == before {
 				t.Fatalf("the write changed nothing; the case tests nothing:\n%s", before)
+			}
+			if strings.Contains(after, "broken: ") {
+				t.Fatalf("the committed write left the indexes out of step:\n%s", after)
 			}
 			checkBodies(t, tb, "T1", "T2", "T3", "T4", "T5", "T7", "T9", "S")
 		})
@@ -433,8 +485,9 @@ func TestPanicMidWriteChangesNothing(t *testing.T) {
 // belongs in the dump, then in this list.
 func TestDumpCoversEveryTable(t *testing.T) {
 	dumped := []string{"topics", "view", "cachedBytes", "groups", "clusters", "live", "filters", "brokerTopics",
-		"conns", "expiry", "mappings"}
+		"conns", "expiry", "mappings", "sourceTopics"}
 	notState := []string{"opts", "now", "mu", "actingMaster", "deleteWithReg"} // no writer changes them
+	dumped = append(dumped, "gen", "lists")
 	typ := reflect.TypeFor[Table]()
 	for i := range typ.NumField() {
 		if f := typ.Field(i).Name; !slices.Contains(dumped, f) && !slices.Contains(notState, f) {
@@ -500,6 +553,13 @@ func TestRefusedWritesChangeNothing(t *testing.T) {
 			_, err := tb.Register(reg5("e", "e0:1", 0, 1, false, tc("T1", 1, 6), tc("T8", 1, 6), tc("T9", 1, 6)))
 			return err
 		}, ErrTooManyTopics},
+		// h1 brought T1, T2 and S.
+		{"past its source's quota", Options{MaxTopicsPerSource: 4}, func(tb *Table) error {
+			r := reg5("e", "e0:1", 0, 1, false, tc("T1", 1, 6), tc("T8", 1, 6), tc("T9", 1, 6))
+			r.Source = "h1"
+			_, err := tb.Register(r)
+			return err
+		}, ErrTopicQuota},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -25,5 +25,7 @@
 // immutable topicEntry values from the shard table. A commit publishes the
 // new view before the topic entries that depend on it, so a reader that sees
 // a topic entry sees a view at least as new; a topic entry's cached body is
-// therefore never built from broker data older than the entry.
+// therefore never built from broker data older than the entry. The encoded
+// topic lists are kept per generation, which a commit counts after its
+// topic entries (lists.go).
 package route

@@ -4,6 +4,7 @@ package route
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -38,6 +39,11 @@ type Registration struct {
 	// rules, as the differential suites check them.
 	Owner    string
 	Override bool
+	// Source is the host the registration came from (the connection's
+	// peer address, not the brokerAddr the broker names itself by): the
+	// topics it creates count against that host's quota
+	// (Options.MaxTopicsPerSource). "" counts against no quota.
+	Source string
 }
 
 // RegisterResult is what a registration produced.
@@ -56,17 +62,47 @@ type RegisterResult struct {
 
 // Register applies a REGISTER_BROKER. It fails only with
 // ErrNegativeBrokerID, ErrEmptyBrokerAddr, ErrFirstSingleTopic, ErrTakeover
-// or ErrTooManyTopics (wrapped with the broker's identity), and a
-// registration it refuses changes nothing.
+// ErrTooManyTopics or ErrTopicQuota (wrapped with the broker's identity),
+// and a registration it refuses changes nothing, except that one refused
+// for its topics (ErrTooManyTopics, ErrTopicQuota) refreshes the broker's
+// liveness (KeepAlive).
 func (t *Table) Register(r *Registration) (RegisterResult, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	w := write{t: t}
 	res, err := w.register(r)
-	if err == nil {
+	switch {
+	case err == nil:
 		w.commit()
+	case errors.Is(err, ErrTooManyTopics), errors.Is(err, ErrTopicQuota):
+		t.keepAlive(r)
 	}
 	return res, err
+}
+
+// KeepAlive refreshes the liveness of the broker a registration refused for
+// its topics names, as a heartbeat does, and reports whether it did. The
+// refusal says the broker is alive; without the refresh a broker whose new
+// topics do not fit would lose the routes it holds while it retries. Only
+// the registration's own live entry is refreshed (its address, brokerName
+// and brokerId), never one r would take over; the stored data version
+// stays the last accepted one, so the broker keeps registering. Register
+// calls it for the refusals it makes; the server calls it for those it
+// makes before the table (maxTopicsPerBroker).
+func (t *Table) KeepAlive(r *Registration) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.keepAlive(r)
+}
+
+// keepAlive is KeepAlive. Called under mu.
+func (t *Table) keepAlive(r *Registration) bool {
+	li := t.live[addrKey{r.Cluster, r.BrokerAddr}]
+	if li == nil || li.name != r.BrokerName || li.id != r.BrokerID || !r.Override && t.takesOver(r) {
+		return false
+	}
+	t.touch(li.key, t.now())
+	return true
 }
 
 func (w *write) register(r *Registration) (RegisterResult, error) {
@@ -98,9 +134,10 @@ func (w *write) register(r *Registration) (RegisterResult, error) {
 	if !r.Override && t.takesOver(r) {
 		return res, fmt.Errorf("register %s id %d: %w", name, r.BrokerID, ErrTakeover)
 	}
-	if err := t.checkTopicTotal(rb.Topics); err != nil {
+	if err := t.checkTopics(r.Source, rb.Topics); err != nil {
 		return res, fmt.Errorf("register %s/%s id %d at %s: %w", cluster, name, r.BrokerID, addr, err)
 	}
+	w.source = r.Source // cloned when a topic is created (createdBy)
 
 	// 1. clusterAddrTable.
 	clustersDirty := false
@@ -387,7 +424,7 @@ func (w *write) registerTopics(g *brokerGroup, rb *body.RegisterBroker, register
 		} else {
 			// A topic deleted by DELETE_TOPIC_IN_NAMESRV and re-created here
 			// gets back the mappings Java never deleted.
-			ne = &topicEntry{topic: tc.TopicName, queues: []body.QueueData{q}, mapping: w.mapping(tc.TopicName)}
+			ne = &topicEntry{topic: tc.TopicName, queues: []body.QueueData{q}, mapping: w.mapping(tc.TopicName), source: w.createdBy()}
 		}
 		ups = append(ups, topicUpdate{ne.topic, ne})
 	}
@@ -458,29 +495,35 @@ func (w *write) setFilters(key addrKey, list []string) []string {
 	return w.groupsWithAddr(key.cluster, key.addr)
 }
 
-// checkTopicTotal refuses topics that would take the table past
-// Options.MaxTopics. Topics the table has already cost nothing: the names
-// are looked up only when the table's size plus the registration's could
-// pass the bound. Called under mu.
-func (t *Table) checkTopicTotal(topics []body.TopicConfig) error {
-	limit := t.opts.MaxTopics
-	if limit <= 0 {
-		return nil
+// checkTopics refuses topics that would take the table past
+// Options.MaxTopics, or source past Options.MaxTopicsPerSource (the quota
+// first: it names who is at fault). Topics the table has already cost
+// nothing: the names are looked up only when the table's size, or the
+// source's count, plus the registration's could pass a bound. Called under
+// mu.
+func (t *Table) checkTopics(source string, topics []body.TopicConfig) error {
+	limit, quota := t.opts.MaxTopics, t.opts.MaxTopicsPerSource
+	if source == "" {
+		quota = 0
 	}
-	have := t.topics.Len()
-	if have+len(topics) <= limit {
+	have, held := t.topics.Len(), t.sourceTopics[source]
+	overLimit := limit > 0 && have+len(topics) > limit
+	overQuota := quota > 0 && held+len(topics) > quota
+	if !overLimit && !overQuota {
 		return nil
 	}
 	added := map[string]struct{}{}
 	for i := range topics {
 		name := topics[i].TopicName
-		if _, ok := t.topics.Load(name); ok {
-			continue
+		if _, ok := t.topics.Load(name); !ok {
+			added[name] = struct{}{}
 		}
-		added[name] = struct{}{}
-		if have+len(added) > limit {
-			return fmt.Errorf("%w of %d topics (%d held, more than %d new)", ErrTooManyTopics, limit, have, limit-have)
-		}
+	}
+	switch {
+	case overQuota && held+len(added) > quota:
+		return fmt.Errorf("%w: %d new topics from %s, which brought %d of its %d", ErrTopicQuota, len(added), source, held, quota)
+	case overLimit && have+len(added) > limit:
+		return fmt.Errorf("%w of %d topics (%d held, more than %d new)", ErrTooManyTopics, limit, have, limit-have)
 	}
 	return nil
 }

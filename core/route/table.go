@@ -60,6 +60,10 @@ var ErrTakeover = errors.New("broker registered with other credentials")
 // Options.MaxTopics.
 var ErrTooManyTopics = errors.New("registration would take the NameServer past its topic limit")
 
+// ErrTopicQuota refuses a registration whose new topics would take its
+// source past Options.MaxTopicsPerSource.
+var ErrTopicQuota = errors.New("registration would take its source past its topic quota")
+
 // ErrNegativeBrokerID rejects a registration with a brokerId below 0. Java
 // takes it, but brokers only send 0 (master) or a slave's id from 1, and a
 // negative id breaks the rule that the smallest id tells whether a group
@@ -93,6 +97,14 @@ type Options struct {
 	// (0: no bound): a registration that would add topics beyond it is
 	// refused with ErrTooManyTopics before anything changes.
 	MaxTopics int
+	// MaxTopicsPerSource bounds the topics one source (Registration.Source)
+	// may bring into the table (0: no bound), so that one peer cannot take
+	// all of MaxTopics: a registration that would make its source the
+	// creator of more is refused with ErrTopicQuota before anything
+	// changes. A topic counts for the source whose registration created it
+	// until it leaves the table; topics the table already holds cost
+	// nothing. Registrations without a Source are not counted.
+	MaxTopicsPerSource int
 }
 
 // Table is the NameServer's route state. Create it with New.
@@ -109,6 +121,10 @@ type Table struct {
 	deleteWithReg atomic.Bool
 	// cachedBytes sums the cached route bodies (metrics.go).
 	cachedBytes atomic.Int64
+	// gen counts the commits that stored topic entries or a broker view;
+	// lists holds the topic lists encoded for one generation (lists.go).
+	gen   atomic.Uint64
+	lists atomic.Pointer[topicLists]
 
 	mu           sync.Mutex
 	groups       map[string]*brokerGroup        // brokerName -> group
@@ -126,6 +142,11 @@ type Table struct {
 	// gets its mappings back. Inner maps are shared with topic entries and
 	// replaced, never modified.
 	mappings map[string]map[string][]byte
+
+	// sourceTopics counts the topics in the table by the Registration.Source
+	// that created them (Options.MaxTopicsPerSource); kept by commit from
+	// the entries it stores and deletes, "" not counted.
+	sourceTopics map[string]int
 }
 
 // New returns an empty table. now returns the current time in unix
@@ -148,6 +169,7 @@ func New(opts Options, now func() int64) *Table {
 		brokerTopics: map[string]map[string]struct{}{},
 		mappings:     map[string]map[string][]byte{},
 		conns:        map[ConnID]map[addrKey]struct{}{},
+		sourceTopics: map[string]int{},
 	}
 	t.view.Store(&brokerView{groups: map[string]*groupView{}, clusters: map[string][]string{}})
 	t.actingMaster.Store(opts.SupportActingMaster)

@@ -19,6 +19,7 @@ type topicEntry struct {
 	topic   string                        // the table key, owned (cloned) by the table
 	queues  []body.QueueData              // sorted by BrokerName, one per broker group
 	mapping map[string][]byte             // Table.mappings[topic], shared; nil when none
+	source  string                        // the Registration.Source that created it (Table.sourceTopics)
 	bodies  [4]atomic.Pointer[cachedBody] // by bodySlot
 	// ordered caches the body decorated with an orderTopicConf, keyed by
 	// that conf, by bodySlot (see RouteBodyOrdered).
@@ -62,7 +63,7 @@ func (e *topicEntry) queueOf(brokerName string) (int, bool) {
 
 // withQueue returns a new entry whose queue for q.BrokerName is q.
 func (e *topicEntry) withQueue(q body.QueueData) *topicEntry {
-	n := &topicEntry{topic: e.topic, mapping: e.mapping}
+	n := &topicEntry{topic: e.topic, mapping: e.mapping, source: e.source}
 	i, ok := e.queueOf(q.BrokerName)
 	if ok {
 		n.queues = slices.Clone(e.queues)
@@ -76,7 +77,7 @@ func (e *topicEntry) withQueue(q body.QueueData) *topicEntry {
 
 // refreshed returns a copy of e with empty body caches.
 func (e *topicEntry) refreshed() *topicEntry {
-	return &topicEntry{topic: e.topic, queues: e.queues, mapping: e.mapping}
+	return &topicEntry{topic: e.topic, queues: e.queues, mapping: e.mapping, source: e.source}
 }
 
 // assemble builds topic's route from e and v. With deep it copies everything

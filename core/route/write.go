@@ -47,6 +47,18 @@ type write struct {
 	mappings map[string]map[string][]byte
 	view     *brokerView   // to publish; nil: unchanged
 	topics   []topicUpdate // each topic at most once per write
+	source   string        // the source of the topics a registration creates (createdBy)
+	owned    bool          // source is the write's own copy
+}
+
+// createdBy returns the source of a topic the write creates, copied from
+// the request on first use: an unchanged re-registration creates none and
+// copies nothing.
+func (w *write) createdBy() string {
+	if !w.owned {
+		w.source, w.owned = strings.Clone(w.source), true
+	}
+	return w.source
 }
 
 // A writer's method takes the writers' lock, prepares its write through a
@@ -87,6 +99,11 @@ func (w *write) commit() {
 		t.view.Store(w.view)
 	}
 	t.applyTopics(w.topics)
+	if w.view != nil || len(w.topics) > 0 {
+		// After the entries: a topic list encoded for this generation
+		// shows all of them (lists.go).
+		t.gen.Add(1)
+	}
 }
 
 // get reads k through a write: what the write staged, else the table's
@@ -227,6 +244,20 @@ func (t *Table) applyTopics(ups []topicUpdate) {
 	// registration of 100k topics).
 	for i := range ups {
 		t.reindex(ups[i].key, olds[i], ups[i].nv)
+		t.countSource(olds[i], ups[i].nv)
+	}
+}
+
+// countSource keeps sourceTopics in step with a topic's entry going from
+// old to nv (either may be nil). Called under mu, by commit.
+func (t *Table) countSource(old, nv *topicEntry) {
+	switch {
+	case old == nil && nv != nil && nv.source != "":
+		t.sourceTopics[nv.source]++
+	case old != nil && nv == nil && old.source != "":
+		if t.sourceTopics[old.source]--; t.sourceTopics[old.source] <= 0 {
+			delete(t.sourceTopics, old.source)
+		}
 	}
 }
 

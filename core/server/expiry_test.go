@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rocketns/rocketns/codec"
+	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 	"github.com/rocketns/rocketns/core/route"
 )
@@ -20,7 +21,12 @@ import (
 // periodic expiry scan (the test scans), and hooks set by setup.
 func startClocked(t *testing.T, now func() int64, setup func(*Server)) (*Server, *remotingtest.Logs) {
 	t.Helper()
-	cfg := testConfig(t)
+	return startClockedWith(t, testConfig(t), now, setup)
+}
+
+// startClockedWith is startClocked with cfg.
+func startClockedWith(t *testing.T, cfg *config.Config, now func() int64, setup func(*Server)) (*Server, *remotingtest.Logs) {
+	t.Helper()
 	cfg.ScanNotActiveBrokerInterval = 3_600_000
 	logs := &remotingtest.Logs{}
 	s, err := New(cfg, logs.Logger(), WithClock(now))

@@ -143,6 +143,7 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Server, error) 
 		DeleteTopicWithBrokerRegistration: cfg.DeleteTopicWithBrokerRegistration,
 		MaxBrokerTimeout:                  cfg.MaxHeartbeatTimeoutMillis,
 		MaxTopics:                         cfg.MaxTopics,
+		MaxTopicsPerSource:                cfg.MaxTopicsPerSource,
 	}, s.clock)
 	s.budget = remoting.NewBudget(bufferedBytes(cfg))
 	s.adminHTTP = s.newAdminHTTP()
