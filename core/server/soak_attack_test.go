@@ -1,3 +1,5 @@
+//go:build e2e
+
 // soak_attack_test.go is the resource part of the chaos suite: peers that
 // try to exhaust memory, connections and registration slots, run one after
 // the other against a server with well-behaved brokers and route readers.

@@ -1,3 +1,5 @@
+//go:build e2e
+
 // soak_test.go is the chaos and soak suite over the wire: simulated brokers
 // and route readers against an in-process server, checked after every step
 // against a plain model of what the tables must hold: routetest's, the one

@@ -1,3 +1,5 @@
+//go:build e2e
+
 // The status page in a real headless browser (Debian's chromium package);
 // skipped where none is installed.
 
