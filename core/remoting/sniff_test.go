@@ -156,7 +156,7 @@ func TestShutdownClosesHandedOffConnections(t *testing.T) {
 	f.write(fakeMagic)
 	f.expect("ok\n")
 	<-kept
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), remotingtest.Hang)
 	defer cancel()
 	if err := s.Shutdown(ctx); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 )
 
 func servingWorkers(maxIdle int) *workers {
@@ -33,7 +35,7 @@ func (w *workers) counts() (waiting, free int) {
 // a hang.
 func waitFor(t *testing.T, w *workers, what string, cond func(waiting, free int) bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(remotingtest.Hang)
 	for {
 		waiting, free := w.counts()
 		if cond(waiting, free) {
