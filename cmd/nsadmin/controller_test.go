@@ -84,6 +84,13 @@ func startCtlEnv(t *testing.T) *ctlEnv {
 		bs = append(bs, b)
 	}
 	env.master, env.slave = bs[0], bs[1]
+	// A broker's start ends with a oneway heartbeat: the controller may
+	// not have read the slave's yet, and would refuse it as not alive.
+	for deadline := time.Now().Add(time.Minute); env.node.Stats().BrokersAlive != 2; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d brokers alive on the controller, want 2", env.node.Stats().BrokersAlive)
+		}
+	}
 	if _, err := env.master.AlterSyncStateSet(context.Background(), []int64{1, 2}); err != nil {
 		t.Fatal(err)
 	}

@@ -37,6 +37,9 @@ func pairOn(t *testing.T, s *Server) (master, slave *brokersim.Broker) {
 	}
 	ids := []int64{master.State().ID, slave.State().ID}
 	slices.Sort(ids)
+	// A broker's start ends with a oneway heartbeat: the controller may
+	// not have read the slave's yet, and would refuse it as not alive.
+	waitFor(t, "both brokers' heartbeats", func() bool { return s.Stats().BrokersAlive == 2 })
 	if _, err := master.AlterSyncStateSet(context.Background(), ids); err != nil {
 		t.Fatal(err)
 	}
