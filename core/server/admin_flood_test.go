@@ -16,6 +16,7 @@ import (
 
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/core/adminhttp"
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 )
 
 func openFDs(t *testing.T) int {
@@ -42,7 +43,7 @@ func TestAdminFloodLeavesRemotingServing(t *testing.T) {
 			t.Fatalf("dial admin: %v", err)
 		}
 		defer c.Close()
-		c.SetDeadline(time.Now().Add(10 * time.Second))
+		c.SetDeadline(time.Now().Add(remotingtest.Hang))
 		if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: admin\r\n\r\n"); err != nil {
 			t.Fatal(err)
 		}

@@ -116,7 +116,7 @@ func peakRSS() string {
 // dialRawFrom opens a raw connection from the loopback address src.
 func dialRawFrom(t *testing.T, src, addr string) (net.Conn, error) {
 	t.Helper()
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 5 * time.Second}
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: remotingtest.Hang}
 	return d.Dial("tcp", addr)
 }
 
@@ -156,7 +156,7 @@ func TestSoakAttacks(t *testing.T) {
 			HeartbeatTimeoutMillis: 600000}
 	}
 	dialGood := func() *client.Client {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), remotingtest.Hang)
 		defer cancel()
 		c, err := client.Dial(ctx, addr)
 		if err != nil {
@@ -175,7 +175,7 @@ func TestSoakAttacks(t *testing.T) {
 	var brokerConns []*client.Client
 	for b := 0; b < brokers; b++ {
 		c := dialGood()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), remotingtest.Hang)
 		if _, _, err := c.RegisterBroker(ctx, goodBroker(b), registration(b, 1)); err != nil {
 			t.Fatal(err)
 		}
@@ -196,7 +196,7 @@ func TestSoakAttacks(t *testing.T) {
 					return
 				case <-time.After(50 * time.Millisecond):
 				}
-				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				ctx, cancel := context.WithTimeout(context.Background(), remotingtest.Hang)
 				t0 := time.Now()
 				_, _, err := c.RegisterBroker(ctx, goodBroker(b), registration(b, n))
 				took := time.Since(t0)
@@ -222,7 +222,7 @@ func TestSoakAttacks(t *testing.T) {
 					return
 				default:
 				}
-				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				ctx, cancel := context.WithTimeout(context.Background(), remotingtest.Hang)
 				code, remark, _, err := c.RouteBody(ctx, topic(i%brokers, i%topicsEach), codec.ServerVersion)
 				cancel()
 				if err == nil && code != codec.Success {
@@ -389,7 +389,7 @@ func TestSoakAttacks(t *testing.T) {
 	c := dialGood()
 	for b := 0; b < brokers; b++ {
 		for i := 0; i < topicsEach; i++ {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), remotingtest.Hang)
 			code, remark, _, err := c.RouteBody(ctx, topic(b, i), codec.ServerVersion)
 			cancel()
 			if err != nil || code != codec.Success {
