@@ -52,7 +52,7 @@ type rawConn struct {
 
 func dial(t *testing.T, addr string) *rawConn {
 	t.Helper()
-	nc, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	nc, err := net.DialTimeout("tcp", addr, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ type fakeClient struct {
 
 func dialFake(t *testing.T, s *Server) *fakeClient {
 	t.Helper()
-	nc, err := net.DialTimeout("tcp", s.Addr().String(), 2*time.Second)
+	nc, err := net.DialTimeout("tcp", s.Addr().String(), remotingtest.Hang)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func TestAdminFloodLeavesRemotingServing(t *testing.T) {
 	const crowd = 4 * adminhttp.DefaultMaxConns
 	conns := make([]net.Conn, 0, crowd)
 	for range crowd {
-		c, err := net.DialTimeout("tcp", s.AdminAddr(), 2*time.Second)
+		c, err := net.DialTimeout("tcp", s.AdminAddr(), remotingtest.Hang)
 		if err != nil {
 			t.Fatalf("dial admin: %v", err)
 		}
@@ -60,7 +60,7 @@ func TestAdminFloodLeavesRemotingServing(t *testing.T) {
 	closed := make([]bool, crowd)
 	n := 0
 	buf := make([]byte, 1)
-	for end := time.Now().Add(20 * time.Second); n < crowd-adminhttp.DefaultMaxConns; {
+	for end := time.Now().Add(remotingtest.Hang); n < crowd-adminhttp.DefaultMaxConns; {
 		if time.Now().After(end) {
 			t.Fatalf("%d of %d idle admin connections closed: the admin listener holds more than %d", n, crowd, adminhttp.DefaultMaxConns)
 		}

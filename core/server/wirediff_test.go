@@ -480,7 +480,7 @@ func (r *wdRun) conn(slot int) (*wdConn, error) {
 	if c := r.conns[slot]; c != nil {
 		return c, nil
 	}
-	nc, err := net.DialTimeout("tcp", r.s.Addr(), 2*time.Second)
+	nc, err := net.DialTimeout("tcp", r.s.Addr(), remotingtest.Hang)
 	if err != nil {
 		return nil, err
 	}
