@@ -70,6 +70,7 @@ func TestMigrationGuideJavaKeys(t *testing.T) {
 }
 
 func TestJavaKeys(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for _, k := range JavaKeys() {
 		if seen[k.Name] {

@@ -15,6 +15,7 @@ import (
 )
 
 func TestRuntimeKeysAreLiveKnownAndNotBlackListed(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	for _, name := range RuntimeKeys() {
 		k, ok := LookupKey(name)
@@ -35,6 +36,7 @@ func TestRuntimeKeysAreLiveKnownAndNotBlackListed(t *testing.T) {
 }
 
 func TestRuntimeUpdate(t *testing.T) {
+	t.Parallel()
 	base := Default()
 	f := func(text string, wantErr error, wantKey string) *Config {
 		t.Helper()
@@ -94,6 +96,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 // Only the updated keys change in the file, in place, and neither the
 // environment's nor the flags' values are written.
 func TestPersistUpdateGolden(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join("testdata", "persist")
 	orig, err := os.ReadFile(filepath.Join(dir, "namesrv.properties"))
 	if err != nil {
@@ -176,6 +179,7 @@ func TestPersistUpdateGolden(t *testing.T) {
 }
 
 func TestPersistUpdate(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := Default()
 	c.OrderMessageEnable = true

@@ -271,6 +271,7 @@ func atomicCases() []atomicCase {
 // end must change the dump, so a write without steps or a dump that misses
 // a table cannot pass.
 func TestWritesAreAllOrNothing(t *testing.T) {
+	t.Parallel()
 	for _, c := range atomicCases() {
 		t.Run(c.name, func(t *testing.T) {
 			build := func(panicAt int) (*Table, *clock, *int, *bool) {
@@ -331,6 +332,7 @@ func TestWritesAreAllOrNothing(t *testing.T) {
 // it, and rocketns used to fail half-way through: the brokerName stayed in
 // its cluster with no group behind it).
 func TestRegisterEmptyAddressIsRefused(t *testing.T) {
+	t.Parallel()
 	tb, clk := newTable(Options{})
 	masterSlave(t, tb, clk)
 	warm(tb)
@@ -351,6 +353,7 @@ func TestRegisterEmptyAddressIsRefused(t *testing.T) {
 // steps 1 to 6 and leaves them applied: an empty group in brokerAddrTable
 // and its name in clusterAddrTable.
 func TestFirstSingleTopicRefusalChangesNothing(t *testing.T) {
+	t.Parallel()
 	tb, clk := newTable(Options{})
 	masterSlave(t, tb, clk)
 	warm(tb)

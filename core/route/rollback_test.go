@@ -14,6 +14,7 @@ import (
 // (which prints the cached bodies) must come back as it was, and every
 // cache must then hold what a fresh assembly gives.
 func TestRollbackDropsBodiesCachedMidWrite(t *testing.T) {
+	t.Parallel()
 	for _, c := range atomicCases() {
 		t.Run(c.name, func(t *testing.T) {
 			for k := 1; ; k++ {
