@@ -2,6 +2,8 @@
 #
 # Build:  make image   (docker build --build-arg VERSION=$(git describe --tags --always --dirty) -t rocketns:<version> .)
 # Run:    docker run -p 9876:9876 -p 127.0.0.1:9877:9877 -v rocketns-data:/var/lib/rocketns rocketns:dev
+# A standalone RocketMQ 5.x controller node from the same image: `rocketns:dev controller -c
+# /etc/rocketns/controller.properties` (deploy/docker/controller.properties says how to run a group of three).
 #
 # Why distroless/static rather than debian-slim: the binaries are static (CGO_ENABLED=0: netpoll and sonic
 # need no cgo; sonic's run-time code generation is pure Go, and on other architectures it falls back to
@@ -49,6 +51,7 @@ LABEL org.opencontainers.image.title="rocketns" \
       org.opencontainers.image.licenses="Apache-2.0"
 COPY --from=build /out/bin/namesrv /out/bin/nsadmin /usr/local/bin/
 COPY deploy/docker/namesrv.properties /etc/rocketns/namesrv.properties
+COPY deploy/docker/controller.properties /etc/rocketns/controller.properties
 COPY --from=build /out/rootfs/ /
 # The KV store (kvConfig.json) lives here; HOME too, so nothing falls back to a path outside the volume.
 ENV HOME=/var/lib/rocketns \
@@ -59,7 +62,8 @@ USER 3000:3000
 WORKDIR /var/lib/rocketns
 # 9876: remoting (brokers, clients, admin tools). 9877: adminListen (/healthz, /readyz, /metrics, the status
 # page, /rocketmq/nsaddr; no authentication): publish it on the host's loopback or a monitoring network only.
-EXPOSE 9876 9877
+# A controller node: 9878 (brokers' controller requests and raft), 9879 (its adminListen).
+EXPOSE 9876 9877 9878 9879
 # GET_BROKER_CLUSTER_INFO (106) over the remoting port: answered whatever the ACL settings, needs no admin
 # listener and no shell. Adjust the address if listenPort changes or TLS is enforcing.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \

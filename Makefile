@@ -18,7 +18,7 @@ STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GOVULNCHECK ?= $(GO) run golang.org/x/vuln/cmd/govulncheck@v1.9.0
 VULNDB_VERSION := v0.0.0-20261105234957-e22db6528018
 
-.PHONY: all build image version run test test-all e2e test-short vet lint alloc vulncheck fmt bench clean profile loadgen loadgen-smoke fuzz fuzz-ci durability soak
+.PHONY: all build image version run test test-all e2e test-short vet lint alloc vulncheck fmt docs bench clean profile loadgen loadgen-smoke fuzz fuzz-ci durability soak
 
 all: build
 
@@ -109,6 +109,12 @@ vulncheck:
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 
+# The docs' tables of keys (docs/configuration.md, the README's main
+# settings and key lists, the migration guide's Java keys), rewritten from
+# config's table; go test ./core/config fails while they differ.
+docs:
+	$(GO) test -count=1 -run TestDocsGenerated ./core/config -update
+
 # Every fuzz target, one after the other, each for FUZZTIME (a duration, or
 # a count of executions like 10000x). A failure leaves the input under the
 # package's testdata/fuzz/; commit it as a regression seed (plain `go test`
@@ -173,14 +179,20 @@ durability:
 # expiry, dropped connections, register/unregister races, reconnect storms,
 # the resource attacks (TestSoakAttacks: partial 16 MiB frames, pipeliners
 # that never read, a connection flood, huge registrations; live heap under
-# the budget plus overhead), and the randomized differential suites against the model of the Java
-# rules (in process and over the wire) with many more seeds, with -race
+# the budget plus overhead), the controller's (TestSoakControllerAttacks: a
+# stranger's state changes and spoofed heartbeats, the attack report's flood
+# of 20,000 broker sets and 200,000 liveness entries against the bounds, the
+# status page over the flooded state), the controller's raft attacks
+# (TestRaftAttacks: forged entries, forced elections, huge terms, 20,000
+# held connections), and the randomized differential suites against the
+# model of the Java rules (in process and over the wire) with many more
+# seeds, with -race
 # (several minutes on two cores). `make e2e` runs the soaks at a small size
 # and `make test` the differential suites with a few seeds; `make test-short`
 # skips them.
 SOAKFLAGS ?= -race
 soak:
-	ROCKETNS_SOAK=1 $(GO) test -tags e2e $(SOAKFLAGS) -count=1 -timeout 30m -run '^(TestSoak|TestDifferential|TestWireDifferential|TestOneIDTwoAddressesAgree)' -v ./core/route/... ./core/server
+	ROCKETNS_SOAK=1 $(GO) test -tags e2e $(SOAKFLAGS) -count=1 -timeout 30m -run '^(TestSoak|TestDifferential|TestWireDifferential|TestOneIDTwoAddressesAgree|TestRaftAttacks)' -v ./core/route/... ./core/server ./core/ctlserver
 
 # Micro-benchmarks beside the hot path (codec, shard, route, kv).
 bench:

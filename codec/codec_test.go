@@ -472,7 +472,17 @@ func TestNames(t *testing.T) {
 	f(GetRouteInfoByTopic, "GET_ROUTEINFO_BY_TOPIC")
 	f(BrokerHeartbeat, "BROKER_HEARTBEAT")
 	f(NotifyMinBrokerIDChange, "NOTIFY_MIN_BROKER_ID_CHANGE")
+	f(ControllerElectMaster, "CONTROLLER_ELECT_MASTER")
+	f(RaftBrokerHeartBeatEventCode, "RAFT_BROKER_HEART_BEAT_EVENT_REQUEST")
 	f(9999, "UNKNOWN")
+	f(Success, "UNKNOWN")
+	for code, want := range map[int32]string{Success: "SUCCESS", TopicNotExist: "TOPIC_NOT_EXIST", GoAway: "GO_AWAY",
+		ControllerNotLeader: "CONTROLLER_NOT_LEADER", ControllerBrokerLiveInfoNotExists: "CONTROLLER_BROKER_LIVE_INFO_NOT_EXISTS",
+		4: "UNKNOWN", PutKVConfig: "UNKNOWN"} {
+		if got := ResponseCodeName(code); got != want {
+			t.Fatalf("ResponseCodeName(%d) = %s, want %s", code, got, want)
+		}
+	}
 }
 
 func TestDecodeErrorUnwrap(t *testing.T) {

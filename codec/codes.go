@@ -1,201 +1,99 @@
-// Request, response and language codes of the remoting protocol.
+// Request and response codes of the remoting protocol, one line each: the
+// constant, its number, and its Java name as the first word of the line
+// comment. codes_gen.go derives the name lookups (RequestCodeName,
+// ResponseCodeName, and language.go's) from these lines, so adding a code
+// is adding its line here and running go generate; a test fails while
+// codes_gen.go is stale.
 
 package codec
 
-// Request codes the NameServer handles (and the few it sends or tests use).
-// Typed as int32 so they compare directly with Command.Code.
-const (
-	SendMessage int32 = 10 // a broker code; only used to exercise "not supported"
+//go:generate go run ./internal/gencodes
 
-	PutKVConfig                   int32 = 100
-	GetKVConfig                   int32 = 101
-	DeleteKVConfig                int32 = 102
-	RegisterBroker                int32 = 103
-	UnregisterBroker              int32 = 104
-	GetRouteInfoByTopic           int32 = 105
-	GetBrokerClusterInfo          int32 = 106
-	WipeWritePermOfBroker         int32 = 205
-	GetAllTopicListFromNameServer int32 = 206
-	DeleteTopicInNamesrv          int32 = 216
-	RegisterTopicInNamesrv        int32 = 217
-	GetKVListByNamespace          int32 = 219
-	GetTopicsByCluster            int32 = 224
-	GetSystemTopicListFromNS      int32 = 304
-	GetUnitTopicList              int32 = 311
-	GetHasUnitSubTopicList        int32 = 312
-	GetHasUnitSubUnUnitTopicList  int32 = 313
-	UpdateNamesrvConfig           int32 = 318
-	GetNamesrvConfig              int32 = 319
-	QueryDataVersion              int32 = 322
-	AddWritePermOfBroker          int32 = 327
-	GetBrokerMemberGroup          int32 = 901
-	BrokerHeartbeat               int32 = 904
-	// NotifyMinBrokerIDChange is sent by the NameServer to brokers, never
-	// received by it.
-	NotifyMinBrokerIDChange int32 = 905
+// Request codes, typed as int32 so they compare directly with
+// Command.Code: the NameServer's (and the few it sends or tests use), then
+// the controller port's.
+//
+//gencodes:request
+const (
+	SendMessage                   int32 = 10  // SEND_MESSAGE: a broker code; only used to exercise "not supported"
+	PutKVConfig                   int32 = 100 // PUT_KV_CONFIG
+	GetKVConfig                   int32 = 101 // GET_KV_CONFIG
+	DeleteKVConfig                int32 = 102 // DELETE_KV_CONFIG
+	RegisterBroker                int32 = 103 // REGISTER_BROKER
+	UnregisterBroker              int32 = 104 // UNREGISTER_BROKER
+	GetRouteInfoByTopic           int32 = 105 // GET_ROUTEINFO_BY_TOPIC
+	GetBrokerClusterInfo          int32 = 106 // GET_BROKER_CLUSTER_INFO
+	WipeWritePermOfBroker         int32 = 205 // WIPE_WRITE_PERM_OF_BROKER
+	GetAllTopicListFromNameServer int32 = 206 // GET_ALL_TOPIC_LIST_FROM_NAMESERVER
+	DeleteTopicInNamesrv          int32 = 216 // DELETE_TOPIC_IN_NAMESRV
+	RegisterTopicInNamesrv        int32 = 217 // REGISTER_TOPIC_IN_NAMESRV
+	GetKVListByNamespace          int32 = 219 // GET_KVLIST_BY_NAMESPACE
+	GetTopicsByCluster            int32 = 224 // GET_TOPICS_BY_CLUSTER
+	GetSystemTopicListFromNS      int32 = 304 // GET_SYSTEM_TOPIC_LIST_FROM_NS
+	GetUnitTopicList              int32 = 311 // GET_UNIT_TOPIC_LIST
+	GetHasUnitSubTopicList        int32 = 312 // GET_HAS_UNIT_SUB_TOPIC_LIST
+	GetHasUnitSubUnUnitTopicList  int32 = 313 // GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST
+	UpdateNamesrvConfig           int32 = 318 // UPDATE_NAMESRV_CONFIG
+	GetNamesrvConfig              int32 = 319 // GET_NAMESRV_CONFIG
+	QueryDataVersion              int32 = 322 // QUERY_DATA_VERSION
+	AddWritePermOfBroker          int32 = 327 // ADD_WRITE_PERM_OF_BROKER
+	GetBrokerMemberGroup          int32 = 901 // GET_BROKER_MEMBER_GROUP
+	BrokerHeartbeat               int32 = 904 // BROKER_HEARTBEAT: also a controller code
+	NotifyMinBrokerIDChange       int32 = 905 // NOTIFY_MIN_BROKER_ID_CHANGE: sent by the NameServer to brokers, never received
+
+	// The controller port's (RIP-44, the broker-id protocol of 5.1.1+),
+	// besides BROKER_HEARTBEAT above. Codes 1014-1018 exist only as Java
+	// JRaft log entries: a Java controller answers them with
+	// REQUEST_CODE_NOT_SUPPORTED.
+	ControllerAlterSyncStateSet  int32 = 1001 // CONTROLLER_ALTER_SYNC_STATE_SET
+	ControllerElectMaster        int32 = 1002 // CONTROLLER_ELECT_MASTER
+	ControllerRegisterBroker     int32 = 1003 // CONTROLLER_REGISTER_BROKER
+	ControllerGetReplicaInfo     int32 = 1004 // CONTROLLER_GET_REPLICA_INFO
+	ControllerGetMetadataInfo    int32 = 1005 // CONTROLLER_GET_METADATA_INFO
+	ControllerGetSyncStateData   int32 = 1006 // CONTROLLER_GET_SYNC_STATE_DATA
+	GetBrokerEpochCache          int32 = 1007 // GET_BROKER_EPOCH_CACHE: mqadmin -> broker
+	NotifyBrokerRoleChanged      int32 = 1008 // NOTIFY_BROKER_ROLE_CHANGED: controller -> broker, oneway
+	UpdateControllerConfig       int32 = 1009 // UPDATE_CONTROLLER_CONFIG
+	GetControllerConfig          int32 = 1010 // GET_CONTROLLER_CONFIG
+	CleanBrokerData              int32 = 1011 // CLEAN_BROKER_DATA
+	ControllerGetNextBrokerID    int32 = 1012 // CONTROLLER_GET_NEXT_BROKER_ID
+	ControllerApplyBrokerID      int32 = 1013 // CONTROLLER_APPLY_BROKER_ID
+	BrokerCloseChannelRequest    int32 = 1014 // BROKER_CLOSE_CHANNEL_REQUEST
+	CheckNotActiveBrokerRequest  int32 = 1015 // CHECK_NOT_ACTIVE_BROKER_REQUEST
+	GetBrokerLiveInfoRequest     int32 = 1016 // GET_BROKER_LIVE_INFO_REQUEST
+	GetSyncStateDataRequest      int32 = 1017 // GET_SYNC_STATE_DATA_REQUEST
+	RaftBrokerHeartBeatEventCode int32 = 1018 // RAFT_BROKER_HEART_BEAT_EVENT_REQUEST
 )
 
-// Response codes a NameServer emits.
+// Response codes: those a NameServer emits, then those a controller emits
+// besides them.
+//
+//gencodes:response
 const (
-	Success                 int32 = 0
-	SystemError             int32 = 1
-	SystemBusy              int32 = 2
-	RequestCodeNotSupported int32 = 3
-	NoPermission            int32 = 16
-	TopicNotExist           int32 = 17
-	QueryNotFound           int32 = 22
-	GoAway                  int32 = 1500
+	Success                 int32 = 0    // SUCCESS
+	SystemError             int32 = 1    // SYSTEM_ERROR
+	SystemBusy              int32 = 2    // SYSTEM_BUSY
+	RequestCodeNotSupported int32 = 3    // REQUEST_CODE_NOT_SUPPORTED
+	NoPermission            int32 = 16   // NO_PERMISSION
+	TopicNotExist           int32 = 17   // TOPIC_NOT_EXIST
+	QueryNotFound           int32 = 22   // QUERY_NOT_FOUND
+	GoAway                  int32 = 1500 // GO_AWAY
+
+	ControllerFencedMasterEpoch          int32 = 2000 // CONTROLLER_FENCED_MASTER_EPOCH
+	ControllerFencedSyncStateSetEpoch    int32 = 2001 // CONTROLLER_FENCED_SYNC_STATE_SET_EPOCH
+	ControllerInvalidMaster              int32 = 2002 // CONTROLLER_INVALID_MASTER
+	ControllerInvalidReplicas            int32 = 2003 // CONTROLLER_INVALID_REPLICAS
+	ControllerMasterNotAvailable         int32 = 2004 // CONTROLLER_MASTER_NOT_AVAILABLE
+	ControllerInvalidRequest             int32 = 2005 // CONTROLLER_INVALID_REQUEST
+	ControllerBrokerNotAlive             int32 = 2006 // CONTROLLER_BROKER_NOT_ALIVE
+	ControllerNotLeader                  int32 = 2007 // CONTROLLER_NOT_LEADER
+	ControllerBrokerMetadataNotExist     int32 = 2008 // CONTROLLER_BROKER_METADATA_NOT_EXIST
+	ControllerInvalidCleanBrokerMetadata int32 = 2009 // CONTROLLER_INVALID_CLEAN_BROKER_METADATA
+	ControllerBrokerNeedToBeRegistered   int32 = 2010 // CONTROLLER_BROKER_NEED_TO_BE_REGISTERED
+	ControllerMasterStillExist           int32 = 2011 // CONTROLLER_MASTER_STILL_EXIST
+	ControllerElectMasterFailed          int32 = 2012 // CONTROLLER_ELECT_MASTER_FAILED
+	ControllerAlterSyncStateSetFailed    int32 = 2013 // CONTROLLER_ALTER_SYNC_STATE_SET_FAILED
+	ControllerBrokerIDInvalid            int32 = 2014 // CONTROLLER_BROKER_ID_INVALID
+	ControllerJRaftInternalError         int32 = 2015 // CONTROLLER_JRAFT_INTERNAL_ERROR
+	ControllerBrokerLiveInfoNotExists    int32 = 2016 // CONTROLLER_BROKER_LIVE_INFO_NOT_EXISTS
 )
-
-// RequestCodeName is the Java RequestCode constant name of a request code,
-// for logs and metric labels (a fixed set, so it is safe as a label). Codes
-// outside the table give "UNKNOWN".
-func RequestCodeName(code int32) string {
-	switch code {
-	case SendMessage:
-		return "SEND_MESSAGE"
-	case PutKVConfig:
-		return "PUT_KV_CONFIG"
-	case GetKVConfig:
-		return "GET_KV_CONFIG"
-	case DeleteKVConfig:
-		return "DELETE_KV_CONFIG"
-	case RegisterBroker:
-		return "REGISTER_BROKER"
-	case UnregisterBroker:
-		return "UNREGISTER_BROKER"
-	case GetRouteInfoByTopic:
-		return "GET_ROUTEINFO_BY_TOPIC"
-	case GetBrokerClusterInfo:
-		return "GET_BROKER_CLUSTER_INFO"
-	case WipeWritePermOfBroker:
-		return "WIPE_WRITE_PERM_OF_BROKER"
-	case GetAllTopicListFromNameServer:
-		return "GET_ALL_TOPIC_LIST_FROM_NAMESERVER"
-	case DeleteTopicInNamesrv:
-		return "DELETE_TOPIC_IN_NAMESRV"
-	case RegisterTopicInNamesrv:
-		return "REGISTER_TOPIC_IN_NAMESRV"
-	case GetKVListByNamespace:
-		return "GET_KVLIST_BY_NAMESPACE"
-	case GetTopicsByCluster:
-		return "GET_TOPICS_BY_CLUSTER"
-	case GetSystemTopicListFromNS:
-		return "GET_SYSTEM_TOPIC_LIST_FROM_NS"
-	case GetUnitTopicList:
-		return "GET_UNIT_TOPIC_LIST"
-	case GetHasUnitSubTopicList:
-		return "GET_HAS_UNIT_SUB_TOPIC_LIST"
-	case GetHasUnitSubUnUnitTopicList:
-		return "GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST"
-	case UpdateNamesrvConfig:
-		return "UPDATE_NAMESRV_CONFIG"
-	case GetNamesrvConfig:
-		return "GET_NAMESRV_CONFIG"
-	case QueryDataVersion:
-		return "QUERY_DATA_VERSION"
-	case AddWritePermOfBroker:
-		return "ADD_WRITE_PERM_OF_BROKER"
-	case GetBrokerMemberGroup:
-		return "GET_BROKER_MEMBER_GROUP"
-	case BrokerHeartbeat:
-		return "BROKER_HEARTBEAT"
-	case NotifyMinBrokerIDChange:
-		return "NOTIFY_MIN_BROKER_ID_CHANGE"
-	}
-	return "UNKNOWN"
-}
-
-// LanguageCode bytes (LanguageJava is in command.go). JSON headers carry the
-// name, binary headers the byte.
-const (
-	LanguageCPP    byte = 1
-	LanguageDotNet byte = 2
-	LanguagePython byte = 3
-	LanguageDelphi byte = 4
-	LanguageErlang byte = 5
-	LanguageRuby   byte = 6
-	LanguageOther  byte = 7
-	LanguageHTTP   byte = 8
-	LanguageGo     byte = 9
-	LanguagePHP    byte = 10
-	LanguageOMS    byte = 11
-	LanguageRust   byte = 12
-	LanguageNodeJS byte = 13 // 5.x only
-
-	// LanguageUnknown stands for a name or byte Java would parse to a null
-	// LanguageCode. Java does not reject such a header, so neither do we.
-	LanguageUnknown byte = 0xFF
-)
-
-// LanguageName returns the enum name of a LanguageCode byte; ok is false for
-// bytes outside the enum.
-func LanguageName(b byte) (name string, ok bool) {
-	switch b {
-	case LanguageJava:
-		return "JAVA", true
-	case LanguageCPP:
-		return "CPP", true
-	case LanguageDotNet:
-		return "DOTNET", true
-	case LanguagePython:
-		return "PYTHON", true
-	case LanguageDelphi:
-		return "DELPHI", true
-	case LanguageErlang:
-		return "ERLANG", true
-	case LanguageRuby:
-		return "RUBY", true
-	case LanguageOther:
-		return "OTHER", true
-	case LanguageHTTP:
-		return "HTTP", true
-	case LanguageGo:
-		return "GO", true
-	case LanguagePHP:
-		return "PHP", true
-	case LanguageOMS:
-		return "OMS", true
-	case LanguageRust:
-		return "RUST", true
-	case LanguageNodeJS:
-		return "NODE_JS", true
-	}
-	return "", false
-}
-
-// LanguageByName maps an enum name to its byte, LanguageUnknown when the
-// name is not in the enum (names are case-sensitive, as Enum.valueOf is).
-func LanguageByName(name string) byte {
-	switch name {
-	case "JAVA":
-		return LanguageJava
-	case "CPP":
-		return LanguageCPP
-	case "DOTNET":
-		return LanguageDotNet
-	case "PYTHON":
-		return LanguagePython
-	case "DELPHI":
-		return LanguageDelphi
-	case "ERLANG":
-		return LanguageErlang
-	case "RUBY":
-		return LanguageRuby
-	case "OTHER":
-		return LanguageOther
-	case "HTTP":
-		return LanguageHTTP
-	case "GO":
-		return LanguageGo
-	case "PHP":
-		return LanguagePHP
-	case "OMS":
-		return LanguageOMS
-	case "RUST":
-		return LanguageRust
-	case "NODE_JS":
-		return LanguageNodeJS
-	}
-	return LanguageUnknown
-}

@@ -19,10 +19,6 @@ const (
 // it sends (MQVersion V5_3_3 ordinal); clients do not act on it.
 const ServerVersion int32 = 479
 
-// LanguageJava is the LanguageCode byte of JAVA; responses claim it so their
-// bytes match the Java server's.
-const LanguageJava byte = 0
-
 // Field is one extFields entry, in wire order.
 type Field struct {
 	Key   string

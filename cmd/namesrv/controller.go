@@ -8,23 +8,23 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/rocketns/rocketns/codec/properties"
 	"github.com/rocketns/rocketns/core/adminhttp"
+	"github.com/rocketns/rocketns/core/auth"
 	"github.com/rocketns/rocketns/core/certs"
 	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/core/ctlserver"
+	"github.com/rocketns/rocketns/core/raftnode"
 	"github.com/rocketns/rocketns/core/remoting"
+	"github.com/rocketns/rocketns/core/server"
 	"github.com/rocketns/rocketns/core/status"
 )
 
@@ -52,12 +52,11 @@ type controllerNode struct {
 // and status page (at /controller); otherwise the node gets a listener of
 // its own on adminListen, with its status page at /. budget, when set, is
 // the NameServer's buffered-bytes budget, shared with the broker port.
-func newControllerNode(cfg *config.Config, k *config.Controller, log *slog.Logger, admin *adminhttp.Server, budget *remoting.Budget) (*controllerNode, error) {
-	sc := ctlserver.FromConfig(k)
-	sc.Logger = log
-	sc.MaxConnectionsPerIP = cfg.MaxConnectionsPerIP
-	sc.Budget = budget
-	sc.Settings = ctlserver.NewFileConfig(&sc, k.StartupProperties(), k.ConfigStorePath, k.ConfigBlackList)
+// policy is who may send what on the controller port (nil: everyone):
+// embedded, the NameServer's own policy.
+func newControllerNode(cfg *config.Config, k *config.Controller, log *slog.Logger, admin *adminhttp.Server, budget *remoting.Budget, policy *auth.Policy) (*controllerNode, error) {
+	sc := ctlserver.Config{Controller: *k, Logger: log, Budget: budget, Auth: policy}
+	logControllerAuth(cfg, log, policy)
 	n := &controllerNode{log: log, bind: cfg.BindAddress, stop: make(chan struct{})}
 	var err error
 	if n.tls, err = certs.Load(cfg, log); err != nil {
@@ -66,10 +65,20 @@ func newControllerNode(cfg *config.Config, k *config.Controller, log *slog.Logge
 	if n.tls != nil {
 		sc.TLS = &remoting.TLS{Config: n.tls.Config(), Enforce: n.tls.Mode() == config.TLSEnforcing}
 	}
+	if k.RaftTLSEnable {
+		// config checked that the files are set: the material is loaded.
+		sc.RaftTLS = &raftnode.PeerTLS{Certificate: n.tls.Certificate, Roots: n.tls.TrustPool}
+	}
+	if k.RaftSecretFile != "" {
+		if fi, err := os.Stat(k.RaftSecretFile); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			log.Warn("controllerRaftSecretFile holds the raft cluster secret but others may read it; chmod 600 it",
+				"file", k.RaftSecretFile, "mode", fi.Mode().Perm().String())
+		}
+	}
 	if n.srv, err = ctlserver.New(sc); err != nil {
 		return nil, err
 	}
-	path := "/controller"
+	path := server.ControllerStatusPath
 	if admin == nil {
 		admin = adminhttp.New(adminhttp.Options{Addr: cfg.AdminListen, Log: log})
 		n.admin = admin
@@ -83,6 +92,30 @@ func newControllerNode(cfg *config.Config, k *config.Controller, log *slog.Logge
 	return n, nil
 }
 
+// controllerAuthPolicy is the policy a standalone controller enforces,
+// from the same keys as the NameServer's: nil when none is set.
+func controllerAuthPolicy(cfg *config.Config) (*auth.Policy, error) {
+	if !cfg.AuthEnabled() {
+		return nil, nil
+	}
+	p, err := cfg.AuthPolicy()
+	if err != nil {
+		return nil, fmt.Errorf("authorization: %w", err)
+	}
+	return p, nil
+}
+
+// logControllerAuth says at start what the controller port lets through.
+func logControllerAuth(cfg *config.Config, log *slog.Logger, policy *auth.Policy) {
+	if policy == nil || !policy.Enabled() {
+		log.Warn("controller port open to every peer: any host that reaches it can move masters, rewrite broker addresses and change settings; set brokerAllowCIDRs and adminAllowCIDRs, or authorizationEnable")
+		return
+	}
+	log.Info("controller port authorization on", "signatures", cfg.AuthorizationEnable,
+		"admin_allow_cidrs", cfg.AdminAllowCIDRs, "broker_allow_cidrs", cfg.BrokerAllowCIDRs,
+		"broker_registration", cfg.AuthorizeBrokerRegistration)
+}
+
 // controllerView is what the status page shows of s.
 func controllerView(s *ctlserver.Server) status.ControllerView {
 	st := s.Stats()
@@ -90,13 +123,18 @@ func controllerView(s *ctlserver.Server) status.ControllerView {
 		ID: s.ID(),
 		Raft: status.ControllerRaft{State: st.Raft.State, ReadyLeader: st.Raft.ReadyLeader, LeaderID: st.Raft.LeaderID,
 			Term: st.Raft.Term, CommitIndex: st.Raft.CommitIndex, AppliedIndex: st.Raft.AppliedIndex, Voters: st.Raft.Voters,
-			Mismatch: st.Raft.MembershipMismatch, LastContact: st.Raft.LastContact},
+			Mismatch: st.Raft.MembershipMismatch, LastContact: st.Raft.LastContact, LeaderAddr: st.Raft.LeaderAddr},
 		Sets: st.Groups, SetsWithoutMaster: st.GroupsWithoutMaster, BrokersAlive: st.BrokersAlive,
 		Elections: status.ControllerElections{Success: st.Elections.Success, StillExist: st.Elections.StillExist,
 			Failed: st.Elections.Failed, Cleared: st.Elections.Cleared},
 		NotificationsSent: st.NotificationsSent, NotificationsFailed: st.NotificationsFailed,
 	}
-	for _, g := range s.Groups() {
+	for _, p := range st.Raft.Peers {
+		v.Raft.Peers = append(v.Raft.Peers, status.ControllerPeer{ID: p.ID, RaftAddr: p.RaftAddr, ServeAddr: p.ServeAddr,
+			Self: p.Self, Leader: p.Leader, Tracked: p.Tracked, Reachable: p.Reachable, DownSince: p.DownSince,
+			LastContact: p.LastContact, Failures: p.Failures})
+	}
+	for _, g := range s.GroupsUpTo(status.DefaultMaxRows) { // the page shows no more
 		cg := status.ControllerGroup{Cluster: g.Cluster, BrokerName: g.BrokerName, HasMaster: g.HasMaster, MasterID: g.MasterID,
 			MasterAddr: g.MasterAddr, MasterEpoch: g.MasterEpoch, SyncStateSet: g.SyncStateSet,
 			SyncStateSetEpoch: g.SyncStateSetEpoch, NextID: g.NextID}
@@ -166,86 +204,13 @@ func (n *controllerNode) Shutdown(ctx context.Context) error {
 func (n *controllerNode) ServeProfiles(h http.Handler) { n.admin.ServeProfiles(h) }
 func (n *controllerNode) AdminAddr() string            { return n.admin.Addr() }
 
-// controllerOptions is the parsed command line of the controller mode.
-type controllerOptions struct {
-	configFile string
-	print      bool
-	overrides  []properties.Property
-}
-
-// parseControllerFlags is Java's mqcontroller command line (-c, -p, -h, -n
-// accepted and ignored) with rocketns's overrides (--set, and the keys an
-// operator types most).
-func parseControllerFlags(args []string, stdout, stderr io.Writer) (*controllerOptions, int) {
-	var o controllerOptions
-	var help bool
-	fs := flag.NewFlagSet("namesrv controller", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		out := fs.Output()
-		fmt.Fprintf(out, "usage: namesrv controller [-c FILE] [-p] [-h] [--KEY VALUE]... [--set KEY=VALUE]...\n\n"+
-			"Runs a RocketMQ 5.x controller node, as Java's mqcontroller; FILE is a Java controller.conf.\n\n")
-		fs.PrintDefaults()
-	}
-	for _, name := range []string{"c", "configFile"} {
-		fs.StringVar(&o.configFile, name, "", "Controller config properties `file`")
-	}
-	for _, name := range []string{"p", "printConfigItem"} {
-		fs.BoolVar(&o.print, name, false, "Print all config items and exit")
-	}
-	for _, name := range []string{"h", "help"} {
-		fs.BoolVar(&help, name, false, "Print help and exit")
-	}
-	for _, name := range []string{"n", "namesrvAddr"} {
-		fs.String(name, "", "Accepted for compatibility with Java's mqcontroller; ignored")
-	}
-	override := func(key, value string) error {
-		if err := config.DefaultController().Set(key, value); err != nil {
-			return err
-		}
-		o.overrides = append(o.overrides, properties.Property{Key: key, Value: value})
-		return nil
-	}
-	for _, key := range []string{"bindAddress", "logLevel", "logFormat", config.KeyAdminListen, config.KeyControllerStorePath} {
-		fs.Func(key, "Set "+key+", overriding the config file", func(v string) error { return override(key, v) })
-	}
-	fs.Func("set", "Set any config `key=value`, overriding the config file (repeatable)", func(v string) error {
-		key, value, ok := strings.Cut(v, "=")
-		if !ok || key == "" {
-			return fmt.Errorf("want key=value, got %q", v)
-		}
-		return override(key, value)
-	})
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, 0
-		}
-		return nil, 2
-	}
-	if help {
-		fs.SetOutput(stdout)
-		fs.Usage()
-		return nil, 0
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "namesrv controller: unexpected arguments: %q\n", fs.Args())
-		fs.Usage()
-		return nil, 2
-	}
-	return &o, 0
-}
-
 // runController is the standalone controller: the config layers (file,
 // ROCKETNS_ variables, flags) as for the NameServer, then the node until a
 // signal. It returns the exit code: 0 after a clean shutdown or -p/-h, 2
 // for a bad command line, 1 for anything else.
 func runController(args, environ []string, stdout, stderr io.Writer, signals <-chan os.Signal) int {
-	opts, code := parseControllerFlags(args, stdout, stderr)
+	opts, code := parseFlags(standaloneControllerMode, args, stdout, stderr) // flags.go
 	if opts == nil {
-		return code
-	}
-	fail := func(code int, err error) int {
-		fmt.Fprintf(stderr, "namesrv controller: %v\n", err)
 		return code
 	}
 	cfg, log, closeLog, ok := loadConfig("namesrv controller", config.LoadInput{
@@ -256,15 +221,22 @@ func runController(args, environ []string, stdout, stderr io.Writer, signals <-c
 		return 1
 	}
 	defer closeLog()
+	k, ok := checkController("namesrv controller", cfg, false, stderr)
+	if !ok {
+		return 1
+	}
+	// The policy is checked before -p prints, as start-up checks it.
+	policy, err := controllerAuthPolicy(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "namesrv controller: %v\n", err)
+		return 1
+	}
 	if opts.print {
 		_, _ = stdout.Write(cfg.AppendControllerText(nil))
 		return 0
 	}
-	k, err := cfg.Controller(false)
-	if err != nil {
-		return fail(1, err)
-	}
-	node, err := newControllerNode(cfg, k, log, nil, nil)
+	fitConnectionsToFDs(cfg, log, raiseFDLimit) // rlimit.go, as for the NameServer
+	node, err := newControllerNode(cfg, k, log, nil, nil, policy)
 	if err != nil {
 		log.Error("cannot initialise the controller; fix the cause and start again", "err", err)
 		return 1

@@ -461,12 +461,16 @@ func startGroup(tb testing.TB, bin, extra string) (addrs []string, nodes []*proc
 // broker write (a 1013 creating a new set) answered SUCCESS by the new
 // leader, which a client finds by asking the survivors (1005) and retrying
 // at once. raft=default is raftnode's timings (500 ms heartbeat and
-// election timeouts), raft=tight 300 ms. A Java broker re-asks for the
-// leader only every 10 s (syncControllerMetadataPeriod), which adds up to
-// that much on its side.
+// election timeouts, the lease equal to the heartbeat timeout), raft=tight
+// 300 ms, raft=slow 1000 ms (what a machine that starves the controller of
+// CPU for half a second needs). A Java broker re-asks for the leader only
+// every 10 s (syncControllerMetadataPeriod), which adds up to that much on
+// its side. stepdowns counts the leaders that gave up for want of a quorum
+// during the run (in the seconds after a kill, or with no node killed).
 func BenchmarkControllerLeaderKill(b *testing.B) {
 	bin := buildBinary(b)
-	for _, tc := range []struct{ name, extra string }{{"default", ""}, {"tight", ctlTimings}} {
+	slow := "controllerRaftHeartbeatTimeoutMs=1000\ncontrollerRaftElectionTimeoutMs=1000\n"
+	for _, tc := range []struct{ name, extra string }{{"default", ""}, {"tight", ctlTimings}, {"slow", slow}} {
 		b.Run("raft="+tc.name, func(b *testing.B) {
 			addrs, nodes, start := startGroup(b, bin, tc.extra)
 			write := func(set string, among []string) {
@@ -518,6 +522,46 @@ func BenchmarkControllerLeaderKill(b *testing.B) {
 			b.ReportMetric(float64(lat[len(lat)/2].Milliseconds()), "p50-ms")
 			b.ReportMetric(float64(lat[(len(lat)*99+99)/100-1].Milliseconds()), "p99-ms")
 			b.ReportMetric(float64(lat[len(lat)-1].Milliseconds()), "max-ms")
+			stepdowns := 0
+			for _, n := range nodes {
+				log, _ := os.ReadFile(n.logPath)
+				stepdowns += strings.Count(string(log), "stepping down")
+			}
+			b.ReportMetric(float64(stepdowns), "stepdowns")
 		})
+	}
+}
+
+// BenchmarkControllerSteadyLeader watches two 3-process groups side by
+// side, no node killed, one minute per iteration (-benchtime 30x is half an
+// hour): one with the leader lease raftnode defaulted to before (250 ms),
+// one on the defaults. It reports, per group and per minute, the leaders
+// that stepped down for want of a quorum; on a quiet machine both stay 0.
+// Run it beside the load it is about (a make test, other builds): the
+// processes only starve of CPU on a busy machine.
+func BenchmarkControllerSteadyLeader(b *testing.B) {
+	bin := buildBinary(b)
+	groups := []struct {
+		name, extra string
+		nodes       []*proc
+	}{{name: "lease250", extra: "controllerRaftLeaderLeaseTimeoutMs=250\n"}, {name: "default"}}
+	for i := range groups {
+		addrs, nodes, _ := startGroup(b, bin, groups[i].extra)
+		leaderOf(b, addrs)
+		groups[i].nodes = nodes
+	}
+	b.ResetTimer()
+	for range b.N {
+		// The measurement is what happens while time passes.
+		time.Sleep(time.Minute)
+	}
+	b.StopTimer()
+	for _, g := range groups {
+		stepdowns := 0
+		for _, n := range g.nodes {
+			log, _ := os.ReadFile(n.logPath)
+			stepdowns += strings.Count(string(log), "stepping down")
+		}
+		b.ReportMetric(float64(stepdowns)/float64(b.N), "stepdowns-"+g.name+"/min")
 	}
 }

@@ -5,8 +5,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,7 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rocketns/rocketns/codec/properties"
 	"github.com/rocketns/rocketns/core/buildinfo"
 	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/pprof"
@@ -86,7 +83,7 @@ func run(args []string, stdout, stderr io.Writer, signals <-chan os.Signal) int 
 }
 
 func runWith(args, environ []string, stdout, stderr io.Writer, signals <-chan os.Signal, newSrv serverFactory) int {
-	opts, code := parseFlags(args, stdout, stderr)
+	opts, code := parseFlags(nameServerMode, args, stdout, stderr) // flags.go
 	if opts == nil {
 		return code
 	}
@@ -101,101 +98,15 @@ func runWith(args, environ []string, stdout, stderr io.Writer, signals <-chan os
 	defer closeLog()
 
 	if opts.print {
+		if cfg.ControllerEnabled() {
+			if _, ok := checkController("namesrv", cfg, true, stderr); !ok {
+				return 1
+			}
+		}
 		_, _ = stdout.Write(cfg.AppendTextWithController(nil))
 		return 0
 	}
 	return serve(cfg, opts, log, stdout, signals, newSrv)
-}
-
-// options is the parsed command line.
-type options struct {
-	configFile string
-	print      bool
-	pprof      pprof.Options         // Addr "" = no profile listener
-	overrides  []properties.Property // in command-line order; applied after the file
-}
-
-// parseFlags returns nil options and an exit code when the command should
-// stop (help, version, or an error already reported on stderr).
-func parseFlags(args []string, stdout, stderr io.Writer) (*options, int) {
-	var o options
-	var help, version bool
-	fs := flag.NewFlagSet("namesrv", flag.ContinueOnError)
-	// Errors are reported here, in one line and a pointer to -h, not
-	// followed by the whole usage.
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {
-		out := fs.Output()
-		fmt.Fprintf(out, "usage: namesrv [-c FILE] [-p] [-h] [--version] [-n ADDRS] [--KEY VALUE]... [--set KEY=VALUE]...\n\n")
-		fs.PrintDefaults()
-	}
-	for _, name := range []string{"c", "configFile"} {
-		fs.StringVar(&o.configFile, name, "", "Name server config properties `file`")
-	}
-	for _, name := range []string{"p", "printConfigItem"} {
-		fs.BoolVar(&o.print, name, false, "Print all config items and exit")
-	}
-	for _, name := range []string{"h", "help"} {
-		fs.BoolVar(&help, name, false, "Print help and exit")
-	}
-	fs.BoolVar(&version, "version", false, "Print the version and exit")
-	for _, name := range []string{"n", "namesrvAddr"} {
-		// Java's generic option; it means nothing to a NameServer.
-		fs.String(name, "", "Accepted for compatibility with Java's mqnamesrv; ignored")
-	}
-	override := func(flagName, key, value string) error {
-		// Check that the value parses now, so a mistyped flag fails as a
-		// usage error; ranges and addresses are checked with the rest of
-		// the configuration.
-		if err := config.Default().Set(key, value); err != nil {
-			return err
-		}
-		o.overrides = append(o.overrides, properties.Property{Key: key, Value: value, Origin: flagName})
-		return nil
-	}
-	for _, key := range []string{"listenPort", "bindAddress", "kvConfigPath", "logLevel", "logFormat", config.KeyLogFile, config.KeyAdminListen} {
-		fs.Func(key, "Set "+key+", overriding the config file", func(v string) error { return override("--"+key, key, v) })
-	}
-	fs.StringVar(&o.pprof.Addr, "pprof-addr", "", "Serve net/http/pprof on this `host:port` only (off by default; keep it on loopback); the admin listener's own address puts the profiles on it")
-	fs.IntVar(&o.pprof.BlockRate, "pprof-block-rate", 10000, "With --pprof-addr: sample one blocking event per this many `ns` blocked")
-	fs.IntVar(&o.pprof.MutexFraction, "pprof-mutex-fraction", 100, "With --pprof-addr: sample one in this many mutex contention events")
-	fs.Func("set", "Set any config `key=value`, overriding the config file (repeatable)", func(v string) error {
-		key, value, ok := strings.Cut(v, "=")
-		if !ok || key == "" {
-			return fmt.Errorf("want key=value, got %q", v)
-		}
-		return override("--set", key, value)
-	})
-
-	usageErr := func(format string, a ...any) (*options, int) {
-		fmt.Fprintf(stderr, "namesrv: "+format+"\n", a...)
-		fmt.Fprintln(stderr, "Run 'namesrv -h' for the options.")
-		return nil, 2
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, 0
-		}
-		return usageErr("%v", err)
-	}
-	if help {
-		fs.SetOutput(stdout)
-		fs.Usage()
-		return nil, 0
-	}
-	if version {
-		fmt.Fprintln(stdout, buildinfo.String("namesrv"))
-		return nil, 0
-	}
-	if fs.NArg() > 0 {
-		return usageErr("unexpected arguments: %q", fs.Args())
-	}
-	if o.pprof.Addr != "" {
-		if err := config.CheckListenAddr(o.pprof.Addr); err != nil {
-			return usageErr("bad --pprof-addr %q: %v", o.pprof.Addr, err)
-		}
-	}
-	return &o, 0
 }
 
 // serve starts the server and blocks until a signal arrives.

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/rocketns/rocketns/core/auth"
 	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/core/server"
 )
@@ -28,7 +29,15 @@ func newServer(cfg *config.Config, log *slog.Logger) (nameServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("enableControllerInNamesrv: %w", err)
 	}
-	node, err := newControllerNode(cfg, k, log.With("component", "controller"), s.Admin(), s.Budget())
+	// The controller port enforces the NameServer's own policy: its
+	// accounts, networks and strict-signature replay cache.
+	var policy *auth.Policy
+	if cfg.AuthEnabled() {
+		if policy, err = s.AuthPolicy(); err != nil {
+			return nil, fmt.Errorf("enableControllerInNamesrv: authorization: %w", err)
+		}
+	}
+	node, err := newControllerNode(cfg, k, log.With("component", "controller"), s.Admin(), s.Budget(), policy)
 	if err != nil {
 		return nil, fmt.Errorf("enableControllerInNamesrv: %w", err)
 	}

@@ -1,5 +1,6 @@
 // startup.go holds what both modes (NameServer and standalone controller)
-// do before they differ: read the configuration, report it and open the log.
+// do before they differ: read the configuration, report it and open the log,
+// and the checks -p shares with start-up.
 
 package main
 
@@ -45,4 +46,21 @@ func loadConfig(prog string, in config.LoadInput, stdout, stderr io.Writer) (cfg
 		log.Info("config: Java settings rocketns does not use, kept as is: " + strings.Join(loaded.Ignored, ", "))
 	}
 	return loaded.Config, log, closeLog, true
+}
+
+// checkController reads the controller's settings from cfg as start-up
+// does (the membership with Java's messages, the timings, the store path)
+// and reports every problem on stderr under prog's name. -p runs it, so a
+// configuration it prints is one that starts: a controller that cannot
+// start is otherwise seen only when the node is started (no peers, a self
+// id that is not a peer).
+func checkController(prog string, cfg *config.Config, embedded bool, stderr io.Writer) (*config.Controller, bool) {
+	k, err := cfg.Controller(embedded)
+	if err != nil {
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(stderr, "%s: %s\n", prog, line)
+		}
+		return nil, false
+	}
+	return k, true
 }

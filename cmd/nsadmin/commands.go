@@ -1,5 +1,18 @@
-// The subcommands: their flags, help text, the requests they send and what
-// they print.
+// The command table: every nsadmin command, the NameServer ones and the
+// controller ones, with its flags, help text and what it runs; and what the
+// NameServer commands send and print.
+//
+// Why a table over Go's flag package and not a CLI library: mqadmin's
+// command lines mix one-dash names of one and more letters (-n, -bn for
+// electMaster's broker set) with two-dash long ones (--namesrvAddr), and
+// nsadmin has always taken rocketns's own flags Go's way (-strictSign,
+// -timeout 5s, -tlsCA f). spf13/pflag (cobra), peterbourgon/ff/v4 and
+// alecthomas/kong read a single dash as a cluster of one-letter flags: -bn
+// and -strictSign are refused, and -timeout 5s silently becomes -t imeout
+// with a stray argument. urfave/cli/v3 parses every one of these as flag
+// does, but its help, its usage errors (the whole help after each one) and
+// its exit codes would all be replaced to keep mqadmin's and nsadmin's, so
+// it would add a dependency for what flag already does.
 
 package main
 
@@ -19,25 +32,46 @@ import (
 	"github.com/rocketns/rocketns/core/client"
 )
 
-// flagSpec is one subcommand flag. Flags are strings unless isInt or
-// isBool (a switch, which takes no value).
+// flagKind is what a flag's value is.
+type flagKind int
+
+const (
+	textFlag   flagKind = iota // a string, trimmed
+	intFlag                    // an int64 in min..max
+	switchFlag                 // a switch: no value, or =true/=false
+)
+
+// flagSpec is one flag. short is its name after one dash (-t, -bn,
+// -strictSign), long mqadmin's long name after two (--topic); either may be
+// "". Like every Go flag, each name takes one dash or two, and a value
+// after a space or '='.
 type flagSpec struct {
-	name, arg, usage string
-	// long is mqadmin's long option name (--topic for -t), accepted as
-	// well; "" for none.
-	long       string
-	required   bool
-	allowEmpty bool // a required string flag that may be ""
-	def        string
-	isInt      bool
-	isBool     bool
-	min, max   int64
+	short, long string
+	arg, usage  string // arg names the value in help
+	kind        flagKind
+	required    bool
+	allowEmpty  bool   // a text flag whose "" is a value
+	def         string // the default, shown in help
+	min, max    int64  // an integer's range
+	// env is the variable read when the flag is not given.
+	env string
+	// addrs: a ';'-separated host:port list, checked when given.
+	addrs bool
 }
 
-// command is one subcommand. Exactly one of read, apply and all is set: a
-// read goes to the first reachable NameServer, an apply to every one, and
-// all runs the whole command itself (diff, which compares the servers).
-// apply returns a topic count, or -1 when the request has none.
+// key is the name a command reads the flag by: the short one if any.
+func (f *flagSpec) key() string {
+	if f.short != "" {
+		return f.short
+	}
+	return f.long
+}
+
+// command is one command. Exactly one of read, apply, all and ctl is set:
+// a read goes to the first reachable NameServer of -n, an apply to every
+// one (it returns a topic count, or -1 when the request has none), all runs
+// the whole command itself (diff, which compares the servers), and ctl is
+// a controller command, which prints its output and errors as mqadmin does.
 type command struct {
 	name     string
 	synopsis string // one line for the command list
@@ -47,30 +81,69 @@ type command struct {
 	read     func(ctx context.Context, c *client.Client, in *input) (*output, error)
 	apply    func(ctx context.Context, c *client.Client, in *input) (int, error)
 	all      func(in *input, stdout, stderr io.Writer) int // returns the exit code
+	ctl      func(in *input) (any, error)                  // prints the table itself, returns the JSON document
+	// javaClass is mqadmin's SubCommand, named in a controller command's
+	// error text.
+	javaClass string
 }
 
-func flagTopic(required bool) flagSpec {
-	return flagSpec{name: "t", long: "topic", arg: "topic", usage: "topic name", required: required}
+// kind is the command's column in the command list.
+func (c *command) kind() string {
+	switch {
+	case c.apply != nil:
+		return "write"
+	case c.all != nil:
+		return "check"
+	case c.ctl != nil:
+		return "controller"
+	}
+	return "read"
 }
 
-func flagBroker() flagSpec {
-	return flagSpec{name: "b", long: "brokerName", arg: "brokerName", usage: "broker name (the group, e.g. broker-a)", required: true}
+// allFlags is every flag the command takes, in help order: -n first for
+// a NameServer command, its own, then the ones every command takes.
+func (c *command) allFlags() []flagSpec {
+	var out []flagSpec
+	if c.ctl == nil {
+		n := flagNamesrv
+		n.required = true
+		out = append(out, n)
+	}
+	return append(append(out, c.flags...), commonFlags...)
 }
 
-func flagCluster(required bool, usage string) flagSpec {
-	return flagSpec{name: "c", long: "clusterName", arg: "clusterName", usage: usage, required: required}
+func lookup(name string) *command {
+	for _, c := range commands() {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
 }
 
-func flagNamespace() flagSpec {
-	return flagSpec{name: "s", long: "namespace", arg: "namespace", usage: "KV namespace", required: true}
-}
+var (
+	flagNamesrv   = flagSpec{short: "n", long: "namesrvAddr", arg: "addrs", usage: "NameServer addresses host:port, ';'-separated", env: "NAMESRV_ADDR"}
+	flagCtlAddr   = flagSpec{short: "a", long: "controllerAddress", arg: "addrs", usage: "controller addresses host:port, ';'-separated", required: true, addrs: true}
+	flagTopic     = flagSpec{short: "t", long: "topic", arg: "topic", usage: "topic name", required: true}
+	flagBroker    = flagSpec{short: "b", long: "brokerName", arg: "brokerName", usage: "broker name (the group, e.g. broker-a)", required: true}
+	flagNamespace = flagSpec{short: "s", long: "namespace", arg: "namespace", usage: "KV namespace", required: true}
+	flagKVValue   = flagSpec{short: "v", long: "value", arg: "value", usage: "value", required: true, allowEmpty: true}
+	flagBrokerSet = flagSpec{short: "b", long: "brokerName", arg: "brokerName", usage: "the broker set"}
+	flagInterval  = flagSpec{short: "i", long: "interval", arg: "seconds", usage: "repeat every this many seconds until interrupted", kind: intFlag, min: 1, max: 1 << 31}
+)
 
-func flagKey(usage string, required bool) flagSpec {
-	return flagSpec{name: "k", long: "key", arg: "key", usage: usage, required: required}
-}
-
-func flagValue(usage string) flagSpec {
-	return flagSpec{name: "v", long: "value", arg: "value", usage: usage, required: true, allowEmpty: true}
+// commonFlags are taken by every command.
+var commonFlags = []flagSpec{
+	{short: "o", arg: "format", usage: "output: table or json", def: "table"},
+	{short: "timeout", arg: "d", usage: "deadline per server for connect and answer", def: defaultTimeout.String()},
+	{short: "accessKey", arg: "ak", usage: "sign requests with this ACL account", env: "ROCKETMQ_ACCESS_KEY"},
+	{short: "secretKey", arg: "sk", usage: "its secret key; the variable keeps it out of ps", env: "ROCKETMQ_SECRET_KEY"},
+	{short: "strictSign", kind: switchFlag, usage: "sign in rocketns's strict scheme (code, time and nonce signed;\nrocketns only)", env: "ROCKETMQ_STRICT_SIGN"},
+	{short: "tls", kind: switchFlag, usage: "connect over TLS, for tls.server.mode=enforcing", env: "ROCKETMQ_TLS"},
+	{short: "tlsCA", arg: "file", usage: "PEM CAs to verify the server's certificate against (else the\nsystem's roots)", env: "ROCKETMQ_TLS_CA"},
+	{short: "tlsCert", arg: "file", usage: "PEM client certificate, for tls.server.need.client.auth", env: "ROCKETMQ_TLS_CERT"},
+	{short: "tlsKey", arg: "file", usage: "its PEM private key", env: "ROCKETMQ_TLS_KEY"},
+	{short: "tlsInsecure", kind: switchFlag, usage: "INSECURE: encrypt but do not verify the server's certificate, so anyone\non the path can pose as it; only for a test-mode server\n", env: "ROCKETMQ_TLS_INSECURE"},
 }
 
 const writeJSON = `{"command":"<name>","results":[{"namesrv":"host:port","ok":true},
@@ -83,14 +156,15 @@ const countJSON = `{"command":"<name>","results":[{"namesrv":"host:port","ok":tr
   has no broker of that name has "brokerNotFound":true. When none has it the
   command fails (exit 1).`
 
-// commands returns the subcommands in help order.
+// commands returns every command in help order: the NameServer ones, then
+// the controller ones.
 func commands() []*command {
 	return []*command{
 		{
 			name:     "clusterList",
 			synopsis: "brokers of every cluster (106)",
 			about:    "Lists every broker address the NameServer knows, by cluster, broker name and id\n(GET_BROKER_CLUSTER_INFO, 106).",
-			flags:    []flagSpec{flagCluster(false, "show only this cluster")},
+			flags:    []flagSpec{{short: "c", long: "clusterName", arg: "clusterName", usage: "show only this cluster"}},
 			jsonDoc: `{"namesrv":"host:port","brokers":[{"cluster":"DefaultCluster","brokerName":"broker-a",
    "brokerId":0,"addr":"10.0.0.1:10911","zoneName":"","enableActingMaster":false}]}
   Sorted by cluster, broker name, broker id.`,
@@ -100,7 +174,7 @@ func commands() []*command {
 			name:     "topicRoute",
 			synopsis: "route of a topic: brokers and queues (105)",
 			about:    "Shows the route clients get for a topic (GET_ROUTEINFO_BY_TOPIC, 105).",
-			flags:    []flagSpec{flagTopic(true)},
+			flags:    []flagSpec{flagTopic},
 			jsonDoc: `{"namesrv":"host:port","topic":"TopicTest","route":{...}}
   "route" is the TopicRouteData as a 5.x NameServer writes it in standard JSON:
   brokerDatas (brokerAddrs keyed by id), filterServerTable, orderTopicConf
@@ -116,8 +190,8 @@ func commands() []*command {
 				"and GET_TOPICS_BY_CLUSTER, 224, per cluster; mqadmin's consumer group column needs the brokers\n" +
 				"and is not shown). With --clusterName only the topics with queues on that cluster's brokers (224).",
 			flags: []flagSpec{
-				{name: "c", long: "clusterModel", isBool: true, usage: "list each topic with its cluster"},
-				{name: "clusterName", arg: "clusterName", usage: "list only the topics of this cluster"},
+				{short: "c", long: "clusterModel", kind: switchFlag, usage: "list each topic with its cluster"},
+				{long: "clusterName", arg: "clusterName", usage: "list only the topics of this cluster"},
 			},
 			jsonDoc: `{"namesrv":"host:port","cluster":"","topics":["TBW102","TopicTest"]}
   with -c: {"namesrv":"host:port","rows":[{"cluster":"DefaultCluster","topic":"TopicTest"}]}
@@ -128,7 +202,7 @@ func commands() []*command {
 			name:     "topicClusterList",
 			synopsis: "clusters a topic lives on (105)",
 			about:    "Lists the clusters of the brokers in a topic's route, sorted, one per line.",
-			flags:    []flagSpec{flagTopic(true)},
+			flags:    []flagSpec{flagTopic},
 			jsonDoc:  `{"namesrv":"host:port","topic":"TopicTest","clusters":["DefaultCluster"]}`,
 			read:     readTopicClusterList,
 		},
@@ -145,7 +219,7 @@ func commands() []*command {
 			about: "Sets one configuration key at run time (UPDATE_NAMESRV_CONFIG, 318). File paths and\n" +
 				"blacklisted keys are refused with NO_PERMISSION; rocketns also refuses keys that cannot\n" +
 				"change at run time.",
-			flags:   []flagSpec{flagKey("configuration key", true), flagValue("new value")},
+			flags:   []flagSpec{{short: "k", long: "key", arg: "key", usage: "configuration key", required: true}, flagKVValue},
 			jsonDoc: writeJSON,
 			apply: func(ctx context.Context, c *client.Client, in *input) (int, error) {
 				return -1, c.UpdateNamesrvConfig(ctx, []properties.Property{{Key: in.str("k"), Value: in.str("v")}})
@@ -155,7 +229,7 @@ func commands() []*command {
 			name:     "updateKvConfig",
 			synopsis: "put a KV entry (100)",
 			about:    "Stores value under namespace/key in the NameServer's KV store (PUT_KV_CONFIG, 100).",
-			flags:    []flagSpec{flagNamespace(), flagKey("key", true), flagValue("value")},
+			flags:    []flagSpec{flagNamespace, {short: "k", long: "key", arg: "key", usage: "key", required: true}, flagKVValue},
 			jsonDoc:  writeJSON,
 			apply: func(ctx context.Context, c *client.Client, in *input) (int, error) {
 				return -1, c.PutKV(ctx, in.str("s"), in.str("k"), in.str("v"))
@@ -165,7 +239,7 @@ func commands() []*command {
 			name:     "deleteKvConfig",
 			synopsis: "delete a KV entry (102)",
 			about:    "Removes namespace/key from the KV store (DELETE_KV_CONFIG, 102); a missing key is not an error.",
-			flags:    []flagSpec{flagNamespace(), flagKey("key", true)},
+			flags:    []flagSpec{flagNamespace, {short: "k", long: "key", arg: "key", usage: "key", required: true}},
 			jsonDoc:  writeJSON,
 			apply: func(ctx context.Context, c *client.Client, in *input) (int, error) {
 				return -1, c.DeleteKV(ctx, in.str("s"), in.str("k"))
@@ -176,7 +250,7 @@ func commands() []*command {
 			synopsis: "read a KV entry or a whole namespace (101 / 219)",
 			about: "Shows namespace/key (GET_KV_CONFIG, 101), or without -k every entry of the namespace\n" +
 				"(GET_KVLIST_BY_NAMESPACE, 219). A missing key or namespace is an error (code 22).",
-			flags:   []flagSpec{flagNamespace(), flagKey("key; omit to list the namespace", false)},
+			flags:   []flagSpec{flagNamespace, {short: "k", long: "key", arg: "key", usage: "key; omit to list the namespace"}},
 			jsonDoc: `{"namesrv":"host:port","namespace":"ORDER_TOPIC_CONFIG","table":{"TopicOrder":"broker-a:4"}}`,
 			read:    readKV,
 		},
@@ -186,7 +260,7 @@ func commands() []*command {
 			about: "Clears the write permission of every queue of a broker in the NameServer's routes\n" +
 				"(WIPE_WRITE_PERM_OF_BROKER, 205), to drain a broker before stopping it. The broker's next\n" +
 				"changed registration restores its own permissions.",
-			flags:   []flagSpec{flagBroker()},
+			flags:   []flagSpec{flagBroker},
 			jsonDoc: countJSON,
 			apply: func(ctx context.Context, c *client.Client, in *input) (int, error) {
 				return brokerCount(ctx, c, in.str("b"), c.WipeWritePerm)
@@ -197,7 +271,7 @@ func commands() []*command {
 			synopsis: "give a broker's queues read+write again (327)",
 			about: "Sets the permission of every queue of a broker to read+write (6) in the NameServer's\n" +
 				"routes (ADD_WRITE_PERM_OF_BROKER, 327; a 4.x NameServer does not support it).",
-			flags:   []flagSpec{flagBroker()},
+			flags:   []flagSpec{flagBroker},
 			jsonDoc: countJSON,
 			apply: func(ctx context.Context, c *client.Client, in *input) (int, error) {
 				return brokerCount(ctx, c, in.str("b"), c.AddWritePerm)
@@ -212,7 +286,8 @@ func commands() []*command {
 				"Java NameServer has no cluster field in 216 and removes the topic from every cluster. This is\n" +
 				"only the NameServer part of mqadmin's deleteTopic: the brokers keep the topic and register it\n" +
 				"again unless it is also deleted on them.",
-			flags:   []flagSpec{flagTopic(true), flagCluster(true, "the cluster whose brokers' queues of the topic go")},
+			flags: []flagSpec{flagTopic,
+				{short: "c", long: "clusterName", arg: "clusterName", usage: "the cluster whose brokers' queues of the topic go", required: true}},
 			jsonDoc: writeJSON,
 			apply: func(ctx context.Context, c *client.Client, in *input) (int, error) {
 				return -1, c.DeleteTopic(ctx, in.str("t"), in.str("c"))
@@ -224,11 +299,10 @@ func commands() []*command {
 			about: "Registers a topic's queues on one broker in the NameServers' routes, as a 5.x broker does\n" +
 				"for a new topic (REGISTER_TOPIC_IN_NAMESRV, 217). The broker must be registered: the\n" +
 				"NameServer silently ignores queues of an unknown broker. Check with topicRoute.",
-			flags: []flagSpec{
-				flagTopic(true), flagBroker(),
-				{name: "r", long: "readQueueNums", arg: "readQueueNums", usage: "read queue count", def: "8", isInt: true, min: 0, max: 1 << 16},
-				{name: "w", long: "writeQueueNums", arg: "writeQueueNums", usage: "write queue count", def: "8", isInt: true, min: 0, max: 1 << 16},
-				{name: "p", long: "perm", arg: "perm", usage: "permission: 2 write, 4 read, 6 read+write (1 inherit)", def: "6", isInt: true, min: 0, max: 7},
+			flags: []flagSpec{flagTopic, flagBroker,
+				{short: "r", long: "readQueueNums", arg: "readQueueNums", usage: "read queue count", def: "8", kind: intFlag, max: 1 << 16},
+				{short: "w", long: "writeQueueNums", arg: "writeQueueNums", usage: "write queue count", def: "8", kind: intFlag, max: 1 << 16},
+				{short: "p", long: "perm", arg: "perm", usage: "permission: 2 write, 4 read, 6 read+write (1 inherit)", def: "6", kind: intFlag, max: 7},
 			},
 			jsonDoc: writeJSON,
 			apply: func(ctx context.Context, c *client.Client, in *input) (int, error) {
@@ -241,7 +315,7 @@ func commands() []*command {
 			name:     "getBrokerMemberGroup",
 			synopsis: "addresses of one broker group (901)",
 			about:    "Shows the addresses of a broker group by id (GET_BROKER_MEMBER_GROUP, 901; 5.x only).\nAn unknown group has no addresses.",
-			flags:    []flagSpec{flagCluster(true, "cluster name"), flagBroker()},
+			flags:    []flagSpec{{short: "c", long: "clusterName", arg: "clusterName", usage: "cluster name", required: true}, flagBroker},
 			jsonDoc:  `{"namesrv":"host:port","cluster":"DefaultCluster","brokerName":"broker-a","brokerAddrs":[{"id":0,"addr":"10.0.0.1:10911"}]}`,
 			read:     readMemberGroup,
 		},
@@ -251,15 +325,130 @@ func commands() []*command {
 			about: "Shows the topic-config data version the NameServer holds for one broker address\n" +
 				"(QUERY_DATA_VERSION, 322). Like any 322 request it counts as a heartbeat of that broker.",
 			flags: []flagSpec{
-				flagCluster(true, "cluster name"), flagBroker(),
-				{name: "a", long: "brokerAddr", arg: "brokerAddr", usage: "broker address host:port", required: true},
-				{name: "i", long: "brokerId", arg: "brokerId", usage: "broker id (0 = master)", def: "0", isInt: true, min: 0, max: 1 << 62},
+				{short: "c", long: "clusterName", arg: "clusterName", usage: "cluster name", required: true}, flagBroker,
+				{short: "a", long: "brokerAddr", arg: "brokerAddr", usage: "broker address host:port", required: true},
+				{short: "i", long: "brokerId", arg: "brokerId", usage: "broker id (0 = master)", def: "0", kind: intFlag, max: 1 << 62},
 			},
 			jsonDoc: `{"namesrv":"host:port","known":true,"dataVersion":{"stateVersion":0,"timestamp":1700000000123,"counter":42}}
   "known" is false (and "dataVersion" absent) when the NameServer has no live entry.`,
 			read: readDataVersion,
 		},
-		diffCommand(),
+		{
+			name:     "diff",
+			synopsis: "compare the NameServers' brokers and routes (106, 206, 105)",
+			about: "Asks every NameServer in -n for its brokers (GET_BROKER_CLUSTER_INFO, 106) and topics\n" +
+				"(GET_ALL_TOPIC_LIST_FROM_NAMESERVER, 206), then every NameServer for the route (105) of every\n" +
+				"topic any of them listed, and prints what differs: clusters and broker addresses missing on\n" +
+				"some, a broker group in different clusters, topics only some have a route for, and per topic\n" +
+				"and broker group a different perm, read or write queue count or topic sys flag. NameServers\n" +
+				"share nothing, so a broker that lost its link to one of them shows up here.\n\n" +
+				"Exit status: 0 when all agree; 1 when they differ, or when a NameServer could not be asked\n" +
+				"(unreachable, or an error answer such as 206 disabled by enableAllTopicList=false). Such a\n" +
+				"server is named on stderr and in the report, and the others are still compared. -timeout\n" +
+				"bounds each request. A broker re-registering while diff runs can show as a transient difference:\n" +
+				"run it again.",
+			flags: []flagSpec{
+				{long: "workers", arg: "n", usage: "topics whose routes are asked for at once", def: "16", kind: intFlag, min: 1, max: 1024},
+			},
+			jsonDoc: `{"namesrvs":["a:9876","b:9876","c:9876"],"compared":["a:9876","b:9876"],
+   "errors":[{"namesrv":"c:9876","error":"unreachable: connect: connection refused"}],
+   "clusters":1,"brokers":2,"topics":3,"identical":false,
+   "differences":[{"kind":"broker","subject":"broker-a/0","cluster":"DefaultCluster","brokerName":"broker-a","brokerId":0,
+     "values":{"a:9876":"10.0.0.1:10911","b:9876":null}}]}
+  kinds: cluster, brokerCluster, broker, topic, queue, orderTopicConf. "values" has one entry per
+  compared NameServer; null means it lacks the thing. "clusters", "brokers" (addresses) and "topics"
+  count the union over the compared NameServers.`,
+			all: runDiff,
+		},
+		{
+			name: "getControllerMetaData", javaClass: "GetControllerMetaDataSubCommand",
+			synopsis: "a controller node's group, leader and peers (1005)",
+			about:    "Asks the node at -a for its raft group, the leader it knows and the peers (CONTROLLER_GET_METADATA_INFO, 1005).",
+			flags:    []flagSpec{flagCtlAddr},
+			jsonDoc: `{"controller":"host:port","group":"group1","controllerLeaderId":"n0",
+   "controllerLeaderAddress":"host:port","isLeader":true,"peers":["n0:host:port"]}`,
+			ctl: runGetControllerMetaData,
+		},
+		{
+			name: "getSyncStateSet", javaClass: "GetSyncStateSetSubCommand",
+			synopsis: "master, epochs and SyncStateSet of broker sets (1005, 1006)",
+			about: "Finds the leader through -a (1005) and asks it for the sets named by -b, or of every broker\n" +
+				"set of cluster -c as the NameServers of -n list them (CONTROLLER_GET_SYNC_STATE_DATA, 1006).\n" +
+				"-b is one name, not split (as in mqadmin).",
+			flags: []flagSpec{flagCtlAddr, flagBrokerSet,
+				{short: "c", long: "clusterName", arg: "clusterName", usage: "every broker set of this cluster (needs -n)"},
+				flagNamesrv, flagInterval},
+			jsonDoc: `{"controller":"leader host:port","brokerSets":[{"brokerName":"broker-a","masterBrokerId":1,
+   "masterAddress":"host:port","masterEpoch":1,"syncStateSetEpoch":2,
+   "inSyncReplicas":[{"brokerName":"broker-a","brokerId":1,"brokerAddress":"host:port","alive":true}],
+   "notInSyncReplicas":[]}]}
+  masterBrokerId and masterAddress are absent for a set without a master.`,
+			ctl: runGetSyncStateSet,
+		},
+		{
+			name: "getBrokerEpoch", javaClass: "GetBrokerEpochSubCommand",
+			synopsis: "epoch history of the brokers of a set or cluster (106, then 1007 to each broker)",
+			about: "Lists the brokers of set -b or cluster -c from the NameServers of -n (106) and asks each broker\n" +
+				"for its epoch history (GET_BROKER_EPOCH_CACHE, 1007). The last entry ends at the broker's max offset.",
+			flags: []flagSpec{flagNamesrv, flagBrokerSet,
+				{short: "c", long: "clusterName", arg: "clusterName", usage: "every broker set of this cluster"},
+				flagInterval},
+			jsonDoc: `{"namesrv":"host:port","brokers":[{"clusterName":"DefaultCluster","brokerName":"broker-a",
+   "brokerAddr":"host:port","brokerId":0,"maxOffset":0,
+   "epochs":[{"epoch":1,"startOffset":0,"endOffset":0}]}]}`,
+			ctl: runGetBrokerEpoch,
+		},
+		{
+			name: "getControllerConfig", javaClass: "GetControllerConfigSubCommand",
+			synopsis: "each controller node's configuration (1010)",
+			about:    "Asks every node of -a for its configuration (GET_CONTROLLER_CONFIG, 1010); it is node-local.",
+			flags:    []flagSpec{flagCtlAddr},
+			jsonDoc:  `{"controllers":[{"controller":"host:port","config":{"bindAddress":"0.0.0.0",...}}]}`,
+			ctl:      runGetControllerConfig,
+		},
+		{
+			name: "updateControllerConfig", javaClass: "UpdateControllerConfigSubCommand",
+			synopsis: "change one setting on each controller node (1009)",
+			about: "Sends key=value to every node of -a (UPDATE_CONTROLLER_CONFIG, 1009). rocketns accepts only the\n" +
+				"run-time keys (notifyBrokerRoleChanged, enableElectUncleanMaster, electMasterMaxRetryCount,\n" +
+				"processReadEvent) and persists them; every node is tried, and any refusal fails the command.",
+			flags: []flagSpec{flagCtlAddr,
+				{short: "k", long: "key", arg: "key", usage: "config key", required: true},
+				{short: "v", long: "value", arg: "value", usage: "config value", required: true, allowEmpty: true}},
+			jsonDoc: `{"key":"k","value":"v","results":[{"controller":"host:port","ok":true},
+   {"controller":"host:port","ok":false,"code":16,"error":"CODE: 16  DESC: ..."}]}`,
+			ctl: runUpdateControllerConfig,
+		},
+		{
+			name: "electMaster", javaClass: "ReElectMasterSubCommand",
+			synopsis: "make a broker the master of its set (1005, 1002)",
+			about: "Finds the leader through -a (1005) and asks it to elect broker -b of set -bn as master\n" +
+				"(CONTROLLER_ELECT_MASTER, 1002, an admin trigger). The broker must be alive and in the\n" +
+				"SyncStateSet (or the set allow unclean elections); 2011 means it is the master already.",
+			flags: []flagSpec{flagCtlAddr,
+				{short: "c", long: "clusterName", arg: "clusterName", usage: "the cluster", required: true},
+				{short: "bn", long: "brokerName", arg: "brokerName", usage: "the broker set", required: true},
+				{short: "b", long: "brokerId", arg: "brokerId", usage: "the broker id to elect", required: true}},
+			jsonDoc: `{"controller":"leader host:port","clusterName":"DefaultCluster","brokerName":"broker-a",
+   "masterBrokerId":2,"masterAddress":"host:port","masterEpoch":3,"syncStateSetEpoch":5,
+   "members":[{"brokerId":1,"addr":"host:port"},{"brokerId":2,"addr":"host:port"}]}
+  The table output omits the members, as mqadmin's does (it never finds them).`,
+			ctl: runElectMaster,
+		},
+		{
+			name: "cleanBrokerMetadata", javaClass: "CleanBrokerMetadataCommand",
+			synopsis: "remove brokers, or a whole set, from the controller (1005, 1011)",
+			about: "Finds the leader through -a (1005) and removes broker ids -b (';'-separated; none: the whole\n" +
+				"set) of set -bn (CLEAN_BROKER_DATA, 1011). Only brokers that are not alive, unless -l;\n" +
+				"without -l, -c is required.",
+			flags: []flagSpec{flagCtlAddr,
+				{short: "bn", long: "brokerName", arg: "brokerName", usage: "the broker set", required: true},
+				{short: "b", long: "brokerControllerIdsToClean", arg: "ids", usage: "broker ids to clean, ';'-separated"},
+				{short: "c", long: "clusterName", arg: "clusterName", usage: "the cluster (required without -l)"},
+				{short: "l", long: "cleanLivingBroker", usage: "clean brokers that are alive too", kind: switchFlag}},
+			jsonDoc: `{"controller":"leader host:port","brokerName":"broker-a","ok":true}`,
+			ctl:     runCleanBrokerMetadata,
+		},
 	}
 }
 
@@ -406,7 +595,7 @@ func lines(list []string) func(w io.Writer) {
 }
 
 func readTopicList(ctx context.Context, c *client.Client, in *input) (*output, error) {
-	if in.given("c") {
+	if in.on("c") {
 		return readTopicClusters(ctx, c)
 	}
 	var topics []string

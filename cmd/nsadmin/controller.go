@@ -1,18 +1,16 @@
-// The mqadmin controller commands (getControllerMetaData, getSyncStateSet,
-// getBrokerEpoch, getControllerConfig, updateControllerConfig, electMaster,
-// cleanBrokerMetadata): mqadmin's names, short and long flags and printed
-// output, -o json, and mqadmin's error text with a non-zero exit status.
+// What the mqadmin controller commands (getControllerMetaData,
+// getSyncStateSet, getBrokerEpoch, getControllerConfig,
+// updateControllerConfig, electMaster, cleanBrokerMetadata) send and print:
+// mqadmin's printed output, -o json, and mqadmin's error text with a
+// non-zero exit status. Their flags and help are in the command table.
 
 package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,176 +21,61 @@ import (
 	"github.com/rocketns/rocketns/core/client"
 )
 
-// ctlFlag is one flag of a controller command, with mqadmin's short and
-// long names (-a and --controllerAddress).
-type ctlFlag struct {
-	short, long, arg, usage string
-	required                bool
-	isBool                  bool
-}
-
-// ctlCommand is one controller command. run prints the table output or
-// returns the JSON document; its errors are printed as mqadmin prints them.
-type ctlCommand struct {
-	name, synopsis, about, jsonDoc string
-	// javaClass names mqadmin's SubCommand in the error text.
-	javaClass string
-	flags     []ctlFlag
-	run       func(ctx *ctlRun) (any, error)
-}
-
-var (
-	flagControllerAddr = ctlFlag{short: "a", long: "controllerAddress", arg: "addr", usage: "controller address(es), ';'-separated", required: true}
-	flagNamesrvAddr    = ctlFlag{short: "n", long: "namesrvAddr", arg: "addrs", usage: "NameServer addresses, ';'-separated (default $NAMESRV_ADDR)"}
-	flagInterval       = ctlFlag{short: "i", long: "interval", arg: "seconds", usage: "repeat every this many seconds until interrupted"}
-)
-
-// controllerCommands returns the controller commands in help order.
-func controllerCommands() []*ctlCommand {
-	return []*ctlCommand{
-		{
-			name: "getControllerMetaData", javaClass: "GetControllerMetaDataSubCommand",
-			synopsis: "a controller node's group, leader and peers (1005)",
-			about:    "Asks the node at -a for its raft group, the leader it knows and the peers (CONTROLLER_GET_METADATA_INFO, 1005).",
-			flags:    []ctlFlag{flagControllerAddr},
-			jsonDoc: `{"controller":"host:port","group":"group1","controllerLeaderId":"n0",
-   "controllerLeaderAddress":"host:port","isLeader":true,"peers":["n0:host:port"]}`,
-			run: runGetControllerMetaData,
-		},
-		{
-			name: "getSyncStateSet", javaClass: "GetSyncStateSetSubCommand",
-			synopsis: "master, epochs and SyncStateSet of broker sets (1005, 1006)",
-			about: "Finds the leader through -a (1005) and asks it for the sets named by -b, or of every broker\n" +
-				"set of cluster -c as the NameServers of -n list them (CONTROLLER_GET_SYNC_STATE_DATA, 1006).\n" +
-				"-b is one name, not split (as in mqadmin).",
-			flags: []ctlFlag{flagControllerAddr,
-				{short: "b", long: "brokerName", arg: "brokerName", usage: "the broker set"},
-				{short: "c", long: "clusterName", arg: "clusterName", usage: "every broker set of this cluster (needs -n)"},
-				flagNamesrvAddr, flagInterval},
-			jsonDoc: `{"controller":"leader host:port","brokerSets":[{"brokerName":"broker-a","masterBrokerId":1,
-   "masterAddress":"host:port","masterEpoch":1,"syncStateSetEpoch":2,
-   "inSyncReplicas":[{"brokerName":"broker-a","brokerId":1,"brokerAddress":"host:port","alive":true}],
-   "notInSyncReplicas":[]}]}
-  masterBrokerId and masterAddress are absent for a set without a master.`,
-			run: runGetSyncStateSet,
-		},
-		{
-			name: "getBrokerEpoch", javaClass: "GetBrokerEpochSubCommand",
-			synopsis: "epoch history of the brokers of a set or cluster (106, then 1007 to each broker)",
-			about: "Lists the brokers of set -b or cluster -c from the NameServers of -n (106) and asks each broker\n" +
-				"for its epoch history (GET_BROKER_EPOCH_CACHE, 1007). The last entry ends at the broker's max offset.",
-			flags: []ctlFlag{flagNamesrvAddr,
-				{short: "b", long: "brokerName", arg: "brokerName", usage: "the broker set"},
-				{short: "c", long: "clusterName", arg: "clusterName", usage: "every broker set of this cluster"},
-				flagInterval},
-			jsonDoc: `{"namesrv":"host:port","brokers":[{"clusterName":"DefaultCluster","brokerName":"broker-a",
-   "brokerAddr":"host:port","brokerId":0,"maxOffset":0,
-   "epochs":[{"epoch":1,"startOffset":0,"endOffset":0}]}]}`,
-			run: runGetBrokerEpoch,
-		},
-		{
-			name: "getControllerConfig", javaClass: "GetControllerConfigSubCommand",
-			synopsis: "each controller node's configuration (1010)",
-			about:    "Asks every node of -a for its configuration (GET_CONTROLLER_CONFIG, 1010); it is node-local.",
-			flags:    []ctlFlag{flagControllerAddr},
-			jsonDoc:  `{"controllers":[{"controller":"host:port","config":{"bindAddress":"0.0.0.0",...}}]}`,
-			run:      runGetControllerConfig,
-		},
-		{
-			name: "updateControllerConfig", javaClass: "UpdateControllerConfigSubCommand",
-			synopsis: "change one setting on each controller node (1009)",
-			about: "Sends key=value to every node of -a (UPDATE_CONTROLLER_CONFIG, 1009). rocketns accepts only the\n" +
-				"run-time keys (notifyBrokerRoleChanged, enableElectUncleanMaster, electMasterMaxRetryCount,\n" +
-				"processReadEvent) and persists them; every node is tried, and any refusal fails the command.",
-			flags: []ctlFlag{flagControllerAddr,
-				{short: "k", long: "key", arg: "key", usage: "config key", required: true},
-				{short: "v", long: "value", arg: "value", usage: "config value", required: true}},
-			jsonDoc: `{"key":"k","value":"v","results":[{"controller":"host:port","ok":true},
-   {"controller":"host:port","ok":false,"code":16,"error":"CODE: 16  DESC: ..."}]}`,
-			run: runUpdateControllerConfig,
-		},
-		{
-			name: "electMaster", javaClass: "ReElectMasterSubCommand",
-			synopsis: "make a broker the master of its set (1005, 1002)",
-			about: "Finds the leader through -a (1005) and asks it to elect broker -b of set -bn as master\n" +
-				"(CONTROLLER_ELECT_MASTER, 1002, an admin trigger). The broker must be alive and in the\n" +
-				"SyncStateSet (or the set allow unclean elections); 2011 means it is the master already.",
-			flags: []ctlFlag{flagControllerAddr,
-				{short: "c", long: "clusterName", arg: "clusterName", usage: "the cluster", required: true},
-				{short: "bn", long: "brokerName", arg: "brokerName", usage: "the broker set", required: true},
-				{short: "b", long: "brokerId", arg: "brokerId", usage: "the broker id to elect", required: true}},
-			jsonDoc: `{"controller":"leader host:port","clusterName":"DefaultCluster","brokerName":"broker-a",
-   "masterBrokerId":2,"masterAddress":"host:port","masterEpoch":3,"syncStateSetEpoch":5,
-   "members":[{"brokerId":1,"addr":"host:port"},{"brokerId":2,"addr":"host:port"}]}
-  The table output omits the members, as mqadmin's does (it never finds them).`,
-			run: runElectMaster,
-		},
-		{
-			name: "cleanBrokerMetadata", javaClass: "CleanBrokerMetadataCommand",
-			synopsis: "remove brokers, or a whole set, from the controller (1005, 1011)",
-			about: "Finds the leader through -a (1005) and removes broker ids -b (';'-separated; none: the whole\n" +
-				"set) of set -bn (CLEAN_BROKER_DATA, 1011). Only brokers that are not alive, unless -l;\n" +
-				"without -l, -c is required.",
-			flags: []ctlFlag{flagControllerAddr,
-				{short: "bn", long: "brokerName", arg: "brokerName", usage: "the broker set", required: true},
-				{short: "b", long: "brokerControllerIdsToClean", arg: "ids", usage: "broker ids to clean, ';'-separated"},
-				{short: "c", long: "clusterName", arg: "clusterName", usage: "the cluster (required without -l)"},
-				{short: "l", long: "cleanLivingBroker", usage: "clean brokers that are alive too", isBool: true}},
-			jsonDoc: `{"controller":"leader host:port","brokerName":"broker-a","ok":true}`,
-			run:     runCleanBrokerMetadata,
-		},
-	}
-}
-
-func lookupController(name string) *ctlCommand {
-	for _, c := range controllerCommands() {
-		if c.name == name {
-			return c
-		}
-	}
-	return nil
-}
-
-// ctlRun is one run of a controller command: its flags, the shared
-// connection settings, and where the table output goes.
-type ctlRun struct {
-	cmd  *ctlCommand
-	in   *input // timeout, credentials, TLS, -o
-	vals map[string]string
-	set  map[string]bool
-	out  io.Writer
-	// sleep waits between -i repetitions (tests replace it).
-	sleep  func(time.Duration) bool
-	getenv func(string) string
-}
-
-func (r *ctlRun) val(short string) string { return r.vals[short] }
-func (r *ctlRun) given(short string) bool { return r.set[short] }
-
 // controllerAddr is the first -a entry, as mqadmin takes it for commands
 // that talk to one node.
-func (r *ctlRun) controllerAddr() string { return r.controllerAddrs()[0] }
+func (in *input) controllerAddr() string { return in.controllerAddrs()[0] }
 
-func (r *ctlRun) controllerAddrs() []string {
-	var out []string
-	for _, a := range strings.Split(r.val("a"), ";") {
-		if a = strings.TrimSpace(a); a != "" {
-			out = append(out, a)
-		}
-	}
-	return out
+// controllerAddrs is -a, which parse has checked.
+func (in *input) controllerAddrs() []string {
+	addrs, _ := splitAddrs(in.str("a"), "a")
+	return addrs
 }
 
-// call runs fn against addr with the run's timeout, credentials and TLS.
-func (r *ctlRun) call(addr string, fn func(ctx context.Context, c *client.Client) error) error {
-	return withClient(addr, r.in, fn)
+// Roles of the addresses a controller command talks to, named when one
+// cannot be reached.
+const (
+	roleController = "controller"
+	roleLeader     = "controller leader"
+	roleNamesrv    = "NameServer"
+)
+
+// call runs fn against addr with the run's timeout, credentials and TLS. A
+// failure to reach addr names role, what addr was expected to be.
+func (in *input) call(role, addr string, fn func(ctx context.Context, c *client.Client) error) error {
+	err := withClient(addr, in, fn)
+	var ue *errUnreachable
+	if errors.As(err, &ue) {
+		ue.role = role
+	}
+	return err
+}
+
+// unreachables is every *errUnreachable in err's tree, in order.
+func unreachables(err error) []*errUnreachable {
+	var out []*errUnreachable
+	var walk func(error)
+	walk = func(e error) {
+		switch x := e.(type) {
+		case nil:
+		case *errUnreachable:
+			out = append(out, x)
+		case interface{ Unwrap() []error }:
+			for _, inner := range x.Unwrap() {
+				walk(inner)
+			}
+		case interface{ Unwrap() error }:
+			walk(x.Unwrap())
+		}
+	}
+	walk(err)
+	return out
 }
 
 // leader asks the node at -a for the leader (1005), as mqadmin does
 // before every leader request.
-func (r *ctlRun) leader() (string, error) {
+func (in *input) leader() (string, error) {
 	var m *client.ControllerMetadata
-	err := r.call(r.controllerAddr(), func(ctx context.Context, c *client.Client) (err error) {
+	err := in.call(roleController, in.controllerAddr(), func(ctx context.Context, c *client.Client) (err error) {
 		m, err = c.ControllerMetadata(ctx)
 		return err
 	})
@@ -200,55 +83,42 @@ func (r *ctlRun) leader() (string, error) {
 		return "", err
 	}
 	if m.LeaderAddr == "" {
-		return "", fmt.Errorf("%s knows no controller leader", r.controllerAddr())
+		return "", fmt.Errorf("%s knows no controller leader", in.controllerAddr())
 	}
 	return m.LeaderAddr, nil
 }
 
-// runController runs a controller command: exit 0 on success, 1 when a
-// node or broker refused or could not be reached, 2 for a bad command
-// line.
-func runControllerCommand(cmd *ctlCommand, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	r, err := parseController(cmd, args, getenv)
-	if errors.Is(err, flag.ErrHelp) {
-		printControllerCommandHelp(stdout, cmd)
-		return exitOK
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "nsadmin %s: %v; run 'nsadmin help %s'\n", cmd.name, err, cmd.name)
-		return exitUsage
-	}
-	r.out = stdout
+// runControllerCommand runs a controller command, every -i seconds if
+// given: exit 0 on success, 1 when a node or broker refused or could not be
+// reached (printed as mqadmin prints it), 2 for a bad command line.
+func runControllerCommand(cmd *command, in *input, stdout, stderr io.Writer) int {
 	for {
-		doc, err := cmd.run(r)
+		doc, err := cmd.ctl(in)
 		var usage *usageError
 		if errors.As(err, &usage) {
-			fmt.Fprintf(stderr, "nsadmin %s: %v; run 'nsadmin help %s'\n", cmd.name, err, cmd.name)
-			return exitUsage
+			return usageFailed(stderr, cmd, err)
 		}
 		if err != nil {
 			printJavaError(stderr, cmd, err)
 			return exitFail
 		}
-		if r.in.json && doc != nil {
-			enc := json.NewEncoder(stdout)
-			enc.SetIndent("", "  ")
-			if err := enc.Encode(doc); err != nil {
+		if in.json && doc != nil {
+			if err := writeJSONTo(stdout, doc); err != nil {
 				fmt.Fprintf(stderr, "nsadmin %s: write output: %v\n", cmd.name, err)
 				return exitFail
 			}
 		}
-		n, _ := strconv.Atoi(r.val("i"))
-		if n <= 0 || !r.sleep(time.Duration(n)*time.Second) {
+		if !in.given("i") {
 			return exitOK
 		}
+		time.Sleep(time.Duration(in.int("i")) * time.Second) // until interrupted
 	}
 }
 
 // printJavaError prints err as mqadmin prints a failed command: the
 // SubCommandException, its cause as Java names it (MQBrokerException
 // "CODE: n  DESC: remark" for an error answer) and the FAQ line.
-func printJavaError(w io.Writer, cmd *ctlCommand, err error) {
+func printJavaError(w io.Writer, cmd *command, err error) {
 	fmt.Fprintf(w, "org.apache.rocketmq.tools.command.SubCommandException: %s command failed\n", cmd.javaClass)
 	var re *client.ResponseError
 	var ue *errUnreachable
@@ -256,148 +126,35 @@ func printJavaError(w io.Writer, cmd *ctlCommand, err error) {
 	case errors.As(err, &re):
 		fmt.Fprintf(w, "Caused by: org.apache.rocketmq.client.exception.MQBrokerException: CODE: %d  DESC: %s\n", re.Code, re.Remark)
 	case errors.As(err, &ue):
-		fmt.Fprintf(w, "Caused by: org.apache.rocketmq.remoting.exception.RemotingConnectException: %s\n", describe(err))
+		var texts []string
+		for _, u := range unreachables(err) {
+			texts = append(texts, u.connectText())
+		}
+		fmt.Fprintf(w, "Caused by: org.apache.rocketmq.remoting.exception.RemotingConnectException: %s\n", strings.Join(texts, "; "))
 	default:
 		fmt.Fprintf(w, "Caused by: org.apache.rocketmq.client.exception.MQClientException: %s\n", describe(err))
 	}
 	fmt.Fprintln(w, "For more information, please visit the url, https://rocketmq.apache.org/docs/bestPractice/06FAQ")
 }
 
-// parseController reads the command line: the command's flags under both
-// their names, and the flags every command shares (-o, -timeout, the ACL
-// and TLS ones).
-func parseController(cmd *ctlCommand, args []string, getenv func(string) string) (*ctlRun, error) {
-	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	format := fs.String("o", "table", "")
-	timeout := fs.Duration("timeout", defaultTimeout, "")
-	accessKey := fs.String("accessKey", "", "")
-	secretKey := fs.String("secretKey", "", "")
-	strictSign := fs.Bool("strictSign", false, "")
-	var tf tlsFlags
-	fs.BoolVar(&tf.on, "tls", false, "")
-	fs.StringVar(&tf.ca, "tlsCA", "", "")
-	fs.BoolVar(&tf.insecure, "tlsInsecure", false, "")
-	fs.StringVar(&tf.cert, "tlsCert", "", "")
-	fs.StringVar(&tf.key, "tlsKey", "", "")
-	strs := map[string]*string{}
-	bools := map[string]*bool{}
-	long := map[string]string{} // long name -> short
-	for _, f := range cmd.flags {
-		long[f.long] = f.short
-		if f.isBool {
-			b := new(bool)
-			bools[f.short] = b
-			fs.BoolVar(b, f.short, false, "")
-			fs.BoolVar(b, f.long, false, "")
-			continue
-		}
-		s := new(string)
-		strs[f.short] = s
-		fs.StringVar(s, f.short, "", "")
-		fs.StringVar(s, f.long, "", "")
-	}
-	if err := fs.Parse(args); err != nil {
-		return nil, err
-	}
-	if fs.NArg() > 0 {
-		return nil, usagef("unexpected argument %q", fs.Arg(0))
-	}
-	r := &ctlRun{cmd: cmd, vals: map[string]string{}, set: map[string]bool{}, sleep: sleepOrStop, getenv: getenv}
-	r.in = &input{set: map[string]bool{}, timeout: *timeout, strs: map[string]string{}, ints: map[string]int64{}}
-	fs.Visit(func(f *flag.Flag) {
-		name := f.Name
-		if s, ok := long[name]; ok {
-			name = s
-		}
-		r.set[name] = true
-		r.in.set[name] = true
-	})
-	switch *format {
-	case "table":
-	case "json":
-		r.in.json = true
-	default:
-		return nil, usagef("bad -o %q: want table or json", *format)
-	}
-	if *timeout <= 0 {
-		return nil, usagef("bad -timeout %s: must be positive", *timeout)
-	}
-	for _, f := range cmd.flags {
-		if f.isBool {
-			if *bools[f.short] {
-				r.vals[f.short] = "true"
-			}
-			continue
-		}
-		v := strings.TrimSpace(*strs[f.short])
-		r.vals[f.short] = v
-		if f.required && !r.set[f.short] {
-			return nil, usagef("missing required flag -%s (--%s, %s)", f.short, f.long, f.arg)
-		}
-		if r.set[f.short] && v == "" && f.short != "v" {
-			return nil, usagef("flag -%s (%s) is given but empty: give a value or leave the flag out", f.short, f.arg)
-		}
-	}
-	if r.set["a"] {
-		for _, a := range r.controllerAddrs() {
-			if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
-				return nil, usagef("bad -a address %q: want host:port", a)
-			}
-		}
-		if len(r.controllerAddrs()) == 0 {
-			return nil, usagef("flag -a lists no address")
-		}
-	}
-	if r.set["i"] {
-		if n, err := strconv.Atoi(r.val("i")); err != nil || n <= 0 {
-			return nil, usagef("bad -i %q: want a positive number of seconds", r.val("i"))
-		}
-	}
-	var err error
-	if r.in.creds, err = credentials(r.in, *accessKey, *secretKey, *strictSign, getenv); err != nil {
-		return nil, err
-	}
-	if r.in.tls, err = tf.config(r.in, getenv); err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
-// sleepOrStop waits d; -i repeats until the process is interrupted.
-func sleepOrStop(d time.Duration) bool {
-	time.Sleep(d)
-	return true
-}
-
-// namesrvAddrs is -n, else NAMESRV_ADDR, for the commands that read the
-// brokers from the NameServers.
-func (r *ctlRun) namesrvAddrs() ([]string, error) {
-	list := r.val("n")
-	if !r.given("n") {
-		list = r.getenv("NAMESRV_ADDR")
-	}
-	return splitAddrs(list)
-}
-
-// clusterInfo asks the first reachable NameServer for the brokers (106).
-func (r *ctlRun) clusterInfo(addrs []string) (string, *body.ClusterInfo, error) {
-	var last error
+// clusterInfo asks the first reachable NameServer for the brokers (106);
+// when none is, the error names each.
+func (in *input) clusterInfo(addrs []string) (string, *body.ClusterInfo, error) {
+	var failed []error
 	for _, addr := range addrs {
 		var ci *body.ClusterInfo
-		err := r.call(addr, func(ctx context.Context, c *client.Client) (err error) {
+		err := in.call(roleNamesrv, addr, func(ctx context.Context, c *client.Client) (err error) {
 			ci, err = c.ClusterInfo(ctx)
 			return err
 		})
 		var ue *errUnreachable
 		if errors.As(err, &ue) {
-			last = err
+			failed = append(failed, err)
 			continue
 		}
 		return addr, ci, err
 	}
-	return "", nil, last
+	return "", nil, errors.Join(failed...)
 }
 
 // brokerNamesOf is the broker sets of cluster in ci, sorted.
@@ -411,10 +168,10 @@ func brokerNamesOf(ci *body.ClusterInfo, cluster string) ([]string, error) {
 	return names, nil
 }
 
-func runGetControllerMetaData(r *ctlRun) (any, error) {
-	addr := r.controllerAddr()
+func runGetControllerMetaData(in *input) (any, error) {
+	addr := in.controllerAddr()
 	var m *client.ControllerMetadata
-	err := r.call(addr, func(ctx context.Context, c *client.Client) (err error) {
+	err := in.call(roleController, addr, func(ctx context.Context, c *client.Client) (err error) {
 		m, err = c.ControllerMetadata(ctx)
 		return err
 	})
@@ -422,20 +179,20 @@ func runGetControllerMetaData(r *ctlRun) (any, error) {
 		return nil, err
 	}
 	peers := m.PeerList()
-	if r.in.json {
+	if in.json {
 		if peers == nil {
 			peers = []string{}
 		}
 		return map[string]any{"controller": addr, "group": m.Group, "controllerLeaderId": m.LeaderID,
 			"controllerLeaderAddress": m.LeaderAddr, "isLeader": m.IsLeader, "peers": peers}, nil
 	}
-	fmt.Fprintf(r.out, "\n#ControllerGroup\t%s", javaNull(m.Group))
-	fmt.Fprintf(r.out, "\n#ControllerLeaderId\t%s", javaNull(m.LeaderID))
-	fmt.Fprintf(r.out, "\n#ControllerLeaderAddress\t%s", javaNull(m.LeaderAddr))
+	fmt.Fprintf(in.out, "\n#ControllerGroup\t%s", javaNull(m.Group))
+	fmt.Fprintf(in.out, "\n#ControllerLeaderId\t%s", javaNull(m.LeaderID))
+	fmt.Fprintf(in.out, "\n#ControllerLeaderAddress\t%s", javaNull(m.LeaderAddr))
 	for _, p := range peers {
-		fmt.Fprintf(r.out, "\n#Peer:\t%s", p)
+		fmt.Fprintf(in.out, "\n#Peer:\t%s", p)
 	}
-	fmt.Fprint(r.out, "\n")
+	fmt.Fprint(in.out, "\n")
 	return nil, nil
 }
 
@@ -478,39 +235,39 @@ func replicaText(x body.ReplicaIdentity) string {
 		x.BrokerName, x.BrokerID, x.BrokerAddress, x.Alive)
 }
 
-func runGetSyncStateSet(r *ctlRun) (any, error) {
+func runGetSyncStateSet(in *input) (any, error) {
 	var names []string
 	switch {
-	case r.given("b"):
-		names = []string{r.val("b")} // not split, as mqadmin
-	case r.given("c"):
-		addrs, err := r.namesrvAddrs()
+	case in.given("b"):
+		names = []string{in.str("b")} // not split, as mqadmin
+	case in.given("c"):
+		addrs, err := in.namesrvAddrs()
 		if err != nil {
 			return nil, err
 		}
-		_, ci, err := r.clusterInfo(addrs)
+		_, ci, err := in.clusterInfo(addrs)
 		if err != nil {
 			return nil, err
 		}
-		if names, err = brokerNamesOf(ci, r.val("c")); err != nil {
+		if names, err = brokerNamesOf(ci, in.str("c")); err != nil {
 			return nil, err
 		}
 	default:
 		return nil, usagef("give -b brokerName or -c clusterName")
 	}
-	leader, err := r.leader()
+	leader, err := in.leader()
 	if err != nil {
 		return nil, err
 	}
 	var sets []body.ReplicasInfo
-	if err := r.call(leader, func(ctx context.Context, c *client.Client) (err error) {
+	if err := in.call(roleLeader, leader, func(ctx context.Context, c *client.Client) (err error) {
 		sets, err = c.SyncStateData(ctx, names)
 		return err
 	}); err != nil {
 		return nil, err
 	}
 	slices.SortFunc(sets, func(a, b body.ReplicasInfo) int { return strings.Compare(a.BrokerName, b.BrokerName) })
-	if r.in.json {
+	if in.json {
 		doc := struct {
 			Controller string          `json:"controller"`
 			Sets       []syncStateJSON `json:"brokerSets"`
@@ -539,13 +296,13 @@ func runGetSyncStateSet(r *ctlRun) (any, error) {
 		if s.HasMasterAddress {
 			addr = s.MasterAddress
 		}
-		fmt.Fprintf(r.out, "\n#brokerName\t%s\n#MasterBrokerId\t%s\n#MasterAddr\t%s\n#MasterEpoch\t%d\n#SyncStateSetEpoch\t%d\n#SyncStateSetNums\t%d\n",
+		fmt.Fprintf(in.out, "\n#brokerName\t%s\n#MasterBrokerId\t%s\n#MasterAddr\t%s\n#MasterEpoch\t%d\n#SyncStateSetEpoch\t%d\n#SyncStateSetNums\t%d\n",
 			s.BrokerName, id, addr, s.MasterEpoch, s.SyncStateSetEpoch, len(s.InSync))
 		for _, x := range s.InSync {
-			fmt.Fprintf(r.out, "\nInSyncReplica:\t%s\n", replicaText(x))
+			fmt.Fprintf(in.out, "\nInSyncReplica:\t%s\n", replicaText(x))
 		}
 		for _, x := range s.NotInSync {
-			fmt.Fprintf(r.out, "\nNotInSyncReplica:\t%s\n", replicaText(x))
+			fmt.Fprintf(in.out, "\nNotInSyncReplica:\t%s\n", replicaText(x))
 		}
 	}
 	return nil, nil
@@ -560,21 +317,21 @@ type epochBrokerJSON struct {
 	Epochs      []body.EpochEntry `json:"epochs"`
 }
 
-func runGetBrokerEpoch(r *ctlRun) (any, error) {
-	if !r.given("b") && !r.given("c") {
+func runGetBrokerEpoch(in *input) (any, error) {
+	if !in.given("b") && !in.given("c") {
 		return nil, usagef("give -b brokerName or -c clusterName")
 	}
-	addrs, err := r.namesrvAddrs()
+	addrs, err := in.namesrvAddrs()
 	if err != nil {
 		return nil, err
 	}
-	namesrv, ci, err := r.clusterInfo(addrs)
+	namesrv, ci, err := in.clusterInfo(addrs)
 	if err != nil {
 		return nil, err
 	}
-	names := []string{r.val("b")}
-	if !r.given("b") {
-		if names, err = brokerNamesOf(ci, r.val("c")); err != nil {
+	names := []string{in.str("b")}
+	if !in.given("b") {
+		if names, err = brokerNamesOf(ci, in.str("c")); err != nil {
 			return nil, err
 		}
 	}
@@ -591,7 +348,8 @@ func runGetBrokerEpoch(r *ctlRun) (any, error) {
 		slices.SortFunc(addrs, body.ByBrokerID)
 		for _, a := range addrs {
 			var ec *body.EpochEntryCache
-			if err := r.call(a.Addr, func(ctx context.Context, c *client.Client) (err error) {
+			role := fmt.Sprintf("broker %s, brokerId %d", name, a.ID)
+			if err := in.call(role, a.Addr, func(ctx context.Context, c *client.Client) (err error) {
 				ec, err = c.BrokerEpochCache(ctx)
 				return err
 			}); err != nil {
@@ -600,26 +358,26 @@ func runGetBrokerEpoch(r *ctlRun) (any, error) {
 			if n := len(ec.EpochList); n > 0 {
 				ec.EpochList[n-1].EndOffset = ec.MaxOffset // as mqadmin shows the last one
 			}
-			if r.in.json {
+			if in.json {
 				doc.Brokers = append(doc.Brokers, epochBrokerJSON{ClusterName: ec.ClusterName, BrokerName: ec.BrokerName,
 					BrokerAddr: a.Addr, BrokerID: ec.BrokerID, MaxOffset: ec.MaxOffset, Epochs: ec.EpochList})
 				continue
 			}
-			fmt.Fprintf(r.out, "\n#clusterName\t%s\n#brokerName\t%s\n#brokerAddr\t%s\n#brokerId\t%d",
+			fmt.Fprintf(in.out, "\n#clusterName\t%s\n#brokerName\t%s\n#brokerAddr\t%s\n#brokerId\t%d",
 				ec.ClusterName, ec.BrokerName, a.Addr, ec.BrokerID)
 			for _, e := range ec.EpochList {
-				fmt.Fprintf(r.out, "\n#Epoch: EpochEntry{epoch=%d, startOffset=%d, endOffset=%d}", e.Epoch, e.StartOffset, e.EndOffset)
+				fmt.Fprintf(in.out, "\n#Epoch: EpochEntry{epoch=%d, startOffset=%d, endOffset=%d}", e.Epoch, e.StartOffset, e.EndOffset)
 			}
-			fmt.Fprint(r.out, "\n")
+			fmt.Fprint(in.out, "\n")
 		}
 	}
-	if r.in.json {
+	if in.json {
 		return doc, nil
 	}
 	return nil, nil
 }
 
-func runGetControllerConfig(r *ctlRun) (any, error) {
+func runGetControllerConfig(in *input) (any, error) {
 	type nodeConfig struct {
 		Controller string            `json:"controller"`
 		Config     map[string]string `json:"config"`
@@ -627,15 +385,15 @@ func runGetControllerConfig(r *ctlRun) (any, error) {
 	doc := struct {
 		Controllers []nodeConfig `json:"controllers"`
 	}{Controllers: []nodeConfig{}}
-	for _, addr := range r.controllerAddrs() {
+	for _, addr := range in.controllerAddrs() {
 		var pairs []properties.Property
-		if err := r.call(addr, func(ctx context.Context, c *client.Client) (err error) {
+		if err := in.call(roleController, addr, func(ctx context.Context, c *client.Client) (err error) {
 			_, pairs, err = c.ControllerConfig(ctx)
 			return err
 		}); err != nil {
 			return nil, err
 		}
-		if r.in.json {
+		if in.json {
 			m := make(map[string]string, len(pairs))
 			for _, p := range pairs {
 				m[p.Key] = p.Value
@@ -643,30 +401,30 @@ func runGetControllerConfig(r *ctlRun) (any, error) {
 			doc.Controllers = append(doc.Controllers, nodeConfig{Controller: addr, Config: m})
 			continue
 		}
-		fmt.Fprintf(r.out, "============%s============\n", addr)
+		fmt.Fprintf(in.out, "============%s============\n", addr)
 		for _, p := range pairs {
-			fmt.Fprintf(r.out, "%-50s=  %s\n", p.Key, p.Value)
+			fmt.Fprintf(in.out, "%-50s=  %s\n", p.Key, p.Value)
 		}
 	}
-	if r.in.json {
+	if in.json {
 		return doc, nil
 	}
 	return nil, nil
 }
 
-func runUpdateControllerConfig(r *ctlRun) (any, error) {
+func runUpdateControllerConfig(in *input) (any, error) {
 	type result struct {
 		Controller string `json:"controller"`
 		OK         bool   `json:"ok"`
 		Code       *int32 `json:"code,omitempty"`
 		Error      string `json:"error,omitempty"`
 	}
-	key, value := r.val("k"), r.val("v")
-	addrs := r.controllerAddrs()
+	key, value := in.str("k"), in.str("v")
+	addrs := in.controllerAddrs()
 	results := make([]result, 0, len(addrs))
 	var first error
 	for _, addr := range addrs {
-		err := r.call(addr, func(ctx context.Context, c *client.Client) error {
+		err := in.call(roleController, addr, func(ctx context.Context, c *client.Client) error {
 			return c.UpdateControllerConfig(ctx, []properties.Property{{Key: key, Value: value}})
 		})
 		res := result{Controller: addr, OK: err == nil}
@@ -685,13 +443,11 @@ func runUpdateControllerConfig(r *ctlRun) (any, error) {
 		}
 		results = append(results, res)
 	}
-	if r.in.json {
+	if in.json {
 		doc := map[string]any{"key": key, "value": value, "results": results}
 		if first != nil {
 			// The document still goes out, then the error.
-			enc := json.NewEncoder(r.out)
-			enc.SetIndent("", "  ")
-			enc.Encode(doc)
+			_ = writeJSONTo(in.out, doc)
 			return nil, first
 		}
 		return doc, nil
@@ -699,28 +455,28 @@ func runUpdateControllerConfig(r *ctlRun) (any, error) {
 	if first != nil {
 		return nil, first
 	}
-	fmt.Fprintf(r.out, "update controller config success![%s]\n%s : %s\n", strings.Join(addrs, ", "), key, value)
+	fmt.Fprintf(in.out, "update controller config success![%s]\n%s : %s\n", strings.Join(addrs, ", "), key, value)
 	return nil, nil
 }
 
-func runElectMaster(r *ctlRun) (any, error) {
-	id, err := strconv.ParseInt(r.val("b"), 10, 64)
+func runElectMaster(in *input) (any, error) {
+	id, err := strconv.ParseInt(in.str("b"), 10, 64)
 	if err != nil {
-		return nil, usagef("bad -b %q: want a broker id", r.val("b"))
+		return nil, usagef("bad -b %q: want a broker id", in.str("b"))
 	}
-	leader, err := r.leader()
+	leader, err := in.leader()
 	if err != nil {
 		return nil, err
 	}
-	cluster, name := r.val("c"), r.val("bn")
+	cluster, name := in.str("c"), in.str("bn")
 	var res *client.ElectResult
-	if err := r.call(leader, func(ctx context.Context, c *client.Client) (err error) {
+	if err := in.call(roleLeader, leader, func(ctx context.Context, c *client.Client) (err error) {
 		res, err = c.ElectMaster(ctx, cluster, name, id)
 		return err
 	}); err != nil {
 		return nil, err
 	}
-	if r.in.json {
+	if in.json {
 		type member struct {
 			ID   int64  `json:"brokerId"`
 			Addr string `json:"addr"`
@@ -735,74 +491,32 @@ func runElectMaster(r *ctlRun) (any, error) {
 			"masterAddress": res.MasterAddr, "masterEpoch": res.MasterEpoch, "syncStateSetEpoch": res.SyncStateSetEpoch,
 			"members": members}, nil
 	}
-	fmt.Fprintf(r.out, "\n#ClusterName\t%s", cluster)
-	fmt.Fprintf(r.out, "\n#BrokerName\t%s", name)
-	fmt.Fprintf(r.out, "\n#BrokerMasterAddr\t%s", javaNull(res.MasterAddr))
-	fmt.Fprintf(r.out, "\n#MasterEpoch\t%d", res.MasterEpoch)
-	fmt.Fprintf(r.out, "\n#SyncStateSetEpoch\t%d\n", res.SyncStateSetEpoch)
+	fmt.Fprintf(in.out, "\n#ClusterName\t%s", cluster)
+	fmt.Fprintf(in.out, "\n#BrokerName\t%s", name)
+	fmt.Fprintf(in.out, "\n#BrokerMasterAddr\t%s", javaNull(res.MasterAddr))
+	fmt.Fprintf(in.out, "\n#MasterEpoch\t%d", res.MasterEpoch)
+	fmt.Fprintf(in.out, "\n#SyncStateSetEpoch\t%d\n", res.SyncStateSetEpoch)
 	return nil, nil
 }
 
-func runCleanBrokerMetadata(r *ctlRun) (any, error) {
-	living := r.val("l") == "true"
-	if !living && r.val("c") == "" {
+func runCleanBrokerMetadata(in *input) (any, error) {
+	living := in.on("l")
+	if !living && in.str("c") == "" {
 		return nil, usagef("cleanLivingBroker option is false, clusterName option can not be empty")
 	}
-	leader, err := r.leader()
+	leader, err := in.leader()
 	if err != nil {
 		return nil, err
 	}
-	name := r.val("bn")
-	if err := r.call(leader, func(ctx context.Context, c *client.Client) error {
-		return c.CleanBrokerData(ctx, r.val("c"), name, r.val("b"), living)
+	name := in.str("bn")
+	if err := in.call(roleLeader, leader, func(ctx context.Context, c *client.Client) error {
+		return c.CleanBrokerData(ctx, in.str("c"), name, in.str("b"), living)
 	}); err != nil {
 		return nil, err
 	}
-	if r.in.json {
+	if in.json {
 		return map[string]any{"controller": leader, "brokerName": name, "ok": true}, nil
 	}
-	fmt.Fprintf(r.out, "clear broker %s metadata from controller success! \n", name)
+	fmt.Fprintf(in.out, "clear broker %s metadata from controller success! \n", name)
 	return nil, nil
-}
-
-// printControllerHelp lists the controller commands (nsadmin help).
-func printControllerHelp(w io.Writer) {
-	fmt.Fprint(w, "\nController commands (RocketMQ 5.x controller, rocketns or Java; -a names controller nodes):\n")
-	tw := newTable(w)
-	for _, c := range controllerCommands() {
-		fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.synopsis)
-	}
-	tw.Flush()
-}
-
-func printControllerCommandHelp(w io.Writer, c *ctlCommand) {
-	fmt.Fprintf(w, "nsadmin %s: %s\n\n%s\n", c.name, c.synopsis, c.about)
-	var usage strings.Builder
-	usage.WriteString("nsadmin " + c.name)
-	for _, f := range c.flags {
-		arg := ""
-		if !f.isBool {
-			arg = " " + f.arg
-		}
-		if f.required {
-			fmt.Fprintf(&usage, " -%s%s", f.short, arg)
-		} else {
-			fmt.Fprintf(&usage, " [-%s%s]", f.short, arg)
-		}
-	}
-	usage.WriteString(" [-o json]")
-	fmt.Fprintf(w, "\nUsage:\n  %s\n\nFlags:\n", usage.String())
-	tw := newTable(w)
-	for _, f := range c.flags {
-		note := ""
-		if f.required {
-			note = " (required)"
-		}
-		fmt.Fprintf(tw, "  -%s, --%s\t%s%s\n", f.short, f.long, f.usage, note)
-	}
-	fmt.Fprintf(tw, "  -o table|json\toutput format (default table)\n")
-	fmt.Fprintf(tw, "  -timeout d\tbound on each request (default %s)\n", defaultTimeout)
-	fmt.Fprintf(tw, "  -accessKey, -secretKey, -tls...\tas for every command (nsadmin help)\n")
-	tw.Flush()
-	fmt.Fprintf(w, "\nJSON output (-o json):\n  %s\n\nA refusal is printed as mqadmin prints it (CODE: n  DESC: remark); the exit status is then 1.\n", c.jsonDoc)
 }

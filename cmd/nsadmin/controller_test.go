@@ -52,11 +52,9 @@ func startCtlEnv(t *testing.T) *ctlEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := ctlserver.FromConfig(k)
-	sc.InMemory, sc.BindAddress = true, "127.0.0.1"
-	sc.Raft.HeartbeatTimeout, sc.Raft.ElectionTimeout, sc.Raft.LeaderLeaseTimeout = 200*time.Millisecond, 200*time.Millisecond, 100*time.Millisecond
-	sc.Logger = slog.New(slog.DiscardHandler)
-	sc.Settings = ctlserver.NewFileConfig(&sc, k.StartupProperties(), k.ConfigStorePath, k.ConfigBlackList)
+	sc := ctlserver.Config{Controller: *k, InMemory: true, Logger: slog.New(slog.DiscardHandler)}
+	sc.BindAddress = "127.0.0.1"
+	sc.RaftHeartbeatTimeout, sc.RaftElectionTimeout, sc.RaftLeaderLeaseTimeout = 200*time.Millisecond, 200*time.Millisecond, 100*time.Millisecond
 	if env.node, err = ctlserver.New(sc); err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +270,7 @@ func TestControllerCommandErrors(t *testing.T) {
 		defer ln.Close()
 		return ln.Addr().String()
 	}()
-	f(exitFail, "RemotingConnectException: unreachable: connect: connection refused", "getControllerMetaData", "-a", port)
+	f(exitFail, "RemotingConnectException: connect to "+port+" failed (controller: connect: connection refused)", "getControllerMetaData", "-a", port)
 	if r := runArgs(t, "help", "electMaster"); r.code != 0 || !strings.Contains(r.stdout, "-bn, --brokerName") {
 		t.Errorf("help: %d %s", r.code, r.stdout)
 	}

@@ -32,36 +32,6 @@ const (
 
 var kindOrderRank = map[string]int{kindCluster: 0, kindBrokerCluster: 1, kindBroker: 2, kindTopic: 3, kindQueue: 4, kindOrder: 5}
 
-func diffCommand() *command {
-	return &command{
-		name:     "diff",
-		synopsis: "compare the NameServers' brokers and routes (106, 206, 105)",
-		about: "Asks every NameServer in -n for its brokers (GET_BROKER_CLUSTER_INFO, 106) and topics\n" +
-			"(GET_ALL_TOPIC_LIST_FROM_NAMESERVER, 206), then every NameServer for the route (105) of every\n" +
-			"topic any of them listed, and prints what differs: clusters and broker addresses missing on\n" +
-			"some, a broker group in different clusters, topics only some have a route for, and per topic\n" +
-			"and broker group a different perm, read or write queue count or topic sys flag. NameServers\n" +
-			"share nothing, so a broker that lost its link to one of them shows up here.\n\n" +
-			"Exit status: 0 when all agree; 1 when they differ, or when a NameServer could not be asked\n" +
-			"(unreachable, or an error answer such as 206 disabled by enableAllTopicList=false). Such a\n" +
-			"server is named on stderr and in the report, and the others are still compared. -timeout\n" +
-			"bounds each request. A broker re-registering while diff runs can show as a transient difference:\n" +
-			"run it again.",
-		flags: []flagSpec{
-			{name: "workers", arg: "n", usage: "topics whose routes are asked for at once", def: "16", isInt: true, min: 1, max: 1024},
-		},
-		jsonDoc: `{"namesrvs":["a:9876","b:9876","c:9876"],"compared":["a:9876","b:9876"],
-   "errors":[{"namesrv":"c:9876","error":"unreachable: connect: connection refused"}],
-   "clusters":1,"brokers":2,"topics":3,"identical":false,
-   "differences":[{"kind":"broker","subject":"broker-a/0","cluster":"DefaultCluster","brokerName":"broker-a","brokerId":0,
-     "values":{"a:9876":"10.0.0.1:10911","b:9876":null}}]}
-  kinds: cluster, brokerCluster, broker, topic, queue, orderTopicConf. "values" has one entry per
-  compared NameServer; null means it lacks the thing. "clusters", "brokers" (addresses) and "topics"
-  count the union over the compared NameServers.`,
-		all: runDiff,
-	}
-}
-
 // difference is one thing the NameServers disagree about. values holds one
 // rendering per NameServer (by index into the -n list); nil means absent.
 type difference struct {

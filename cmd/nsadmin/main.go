@@ -1,5 +1,6 @@
-// main.go holds argument parsing, help, the fan-out over the -n address
-// list and the exit codes.
+// main.go holds the one command line parser and dispatch: a command's
+// flags and the ones every command takes, the environment that stands in
+// for them, the exit codes, and the fan-out over the -n address list.
 
 package main
 
@@ -26,7 +27,7 @@ import (
 // Exit codes.
 const (
 	exitOK    = 0
-	exitFail  = 1 // a NameServer was unreachable or refused the request
+	exitFail  = 1 // a server was unreachable or refused the request
 	exitUsage = 2 // bad command line
 )
 
@@ -49,9 +50,8 @@ func (e *usageError) Error() string { return e.msg }
 func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
 
 func runEnv(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	cmds := commands()
 	if len(args) == 0 {
-		printHelp(stderr, cmds)
+		printHelp(stderr)
 		return exitUsage
 	}
 	name := args[0]
@@ -60,30 +60,26 @@ func runEnv(args []string, stdout, stderr io.Writer, getenv func(string) string)
 		fmt.Fprintln(stdout, buildinfo.String("nsadmin"))
 		return exitOK
 	case "help", "-h", "-help", "--help":
-		if len(args) > 1 && name == "help" {
-			if cc := lookupController(args[1]); cc != nil { // controller.go
-				printControllerCommandHelp(stdout, cc)
-				return exitOK
-			}
-			cmd := lookup(cmds, args[1])
-			if cmd == nil {
-				fmt.Fprintf(stderr, "nsadmin: unknown command %q; run 'nsadmin help' for the list\n", args[1])
-				return exitUsage
-			}
-			printCommandHelp(stdout, cmd)
+		if len(args) == 1 || name != "help" {
+			printHelp(stdout)
 			return exitOK
 		}
-		printHelp(stdout, cmds)
-		printControllerHelp(stdout)
-		return exitOK
+		name = args[1]
 	}
-	if cc := lookupController(name); cc != nil { // controller.go
-		return runControllerCommand(cc, args[1:], stdout, stderr, getenv)
-	}
-	cmd := lookup(cmds, name)
+	cmd := lookup(name)
 	if cmd == nil {
-		fmt.Fprintf(stderr, "nsadmin: unknown command %q; run 'nsadmin help' for the list\n", name)
+		hint := ""
+		for _, c := range commands() {
+			if strings.EqualFold(c.name, name) {
+				hint = " (did you mean " + c.name + "?)"
+			}
+		}
+		fmt.Fprintf(stderr, "nsadmin: unknown command %q%s; run 'nsadmin help' for the list\n", name, hint)
 		return exitUsage
+	}
+	if args[0] == "help" {
+		printCommandHelp(stdout, cmd)
+		return exitOK
 	}
 	in, err := parse(cmd, args[1:], getenv)
 	if errors.Is(err, flag.ErrHelp) {
@@ -91,180 +87,239 @@ func runEnv(args []string, stdout, stderr io.Writer, getenv func(string) string)
 		return exitOK
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "nsadmin %s: %v; run 'nsadmin help %s'\n", cmd.name, err, cmd.name)
-		return exitUsage
+		return usageFailed(stderr, cmd, err)
 	}
-	if cmd.all != nil {
+	in.out = stdout
+	switch {
+	case cmd.all != nil:
 		return cmd.all(in, stdout, stderr)
-	}
-	if cmd.apply != nil {
+	case cmd.apply != nil:
 		return runWrite(cmd, in, stdout, stderr)
+	case cmd.ctl != nil:
+		return runControllerCommand(cmd, in, stdout, stderr) // controller.go
 	}
 	return runRead(cmd, in, stdout, stderr)
 }
 
-func lookup(cmds []*command, name string) *command {
-	for _, c := range cmds {
-		if c.name == name {
-			return c
-		}
-	}
-	return nil
+// usageFailed reports a bad command line, the same way for every command.
+func usageFailed(stderr io.Writer, cmd *command, err error) int {
+	fmt.Fprintf(stderr, "nsadmin %s: %v; run 'nsadmin help %s'\n", cmd.name, err, cmd.name)
+	return exitUsage
 }
 
-// input is a parsed command line.
+// input is a parsed command line. strs, ints and bools hold every flag's
+// value (given, else from its variable, else its default), set the flags
+// given on the command line.
 type input struct {
-	addrs   []string
+	addrs   []string // -n of a NameServer command
 	json    bool
 	timeout time.Duration
 	strs    map[string]string
 	ints    map[string]int64
-	set     map[string]bool // flags given on the command line
+	bools   map[string]bool
+	set     map[string]bool
 	creds   client.Credentials
 	tls     *tls.Config // nil: plaintext
+	getenv  func(string) string
+	out     io.Writer // a controller command's table output
 }
 
-func (in *input) str(name string) string { return in.strs[name] }
-func (in *input) int(name string) int64  { return in.ints[name] }
-func (in *input) given(name string) bool { return in.set[name] }
+func (in *input) str(key string) string { return in.strs[key] }
+func (in *input) int(key string) int64  { return in.ints[key] }
+func (in *input) on(key string) bool    { return in.bools[key] }
+func (in *input) given(key string) bool { return in.set[key] }
 
+// flagValue reads one flag's value into in under the flag's key, from
+// either of its names; a second value is a usage error (mqadmin keeps the
+// first, Go's flag package the last: neither can be what was meant).
+type flagValue struct {
+	f   *flagSpec
+	in  *input
+	dup *error
+}
+
+func (v *flagValue) String() string   { return "" }
+func (v *flagValue) IsBoolFlag() bool { return v.f.kind == switchFlag }
+
+func (v *flagValue) Set(s string) error {
+	k := v.f.key()
+	if v.in.set[k] {
+		*v.dup = usagef("flag %s is given twice: give it once", v.f.names())
+		return *v.dup
+	}
+	v.in.set[k] = true
+	return v.in.store(v.f, s)
+}
+
+// store sets f's value from s, a flag's or a variable's text.
+func (in *input) store(f *flagSpec, s string) error {
+	k := f.key()
+	switch f.kind {
+	case intFlag:
+		n, err := strconv.ParseInt(strings.TrimSpace(s), 0, 64)
+		if err != nil {
+			return errors.New("want an integer")
+		}
+		in.ints[k] = n
+	case switchFlag:
+		b, err := strconv.ParseBool(strings.TrimSpace(s))
+		if err != nil {
+			return errors.New("want true or false")
+		}
+		in.bools[k] = b
+	default:
+		in.strs[k] = strings.TrimSpace(s)
+	}
+	return nil
+}
+
+// names is how help and errors name f: -t/--topic.
+func (f *flagSpec) names() string {
+	switch {
+	case f.short == "":
+		return "--" + f.long
+	case f.long == "":
+		return "-" + f.short
+	}
+	return "-" + f.short + "/--" + f.long
+}
+
+// parse reads a command's command line: its flags under both their names,
+// the ones every command takes, and the variables that stand in for them.
 func parse(cmd *command, args []string, getenv func(string) string) (*input, error) {
 	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	namesrv := fs.String("n", "", "")
-	fs.StringVar(namesrv, "namesrvAddr", "", "")
-	format := fs.String("o", "table", "")
-	timeout := fs.Duration("timeout", defaultTimeout, "")
-	accessKey := fs.String("accessKey", "", "")
-	secretKey := fs.String("secretKey", "", "")
-	strictSign := fs.Bool("strictSign", false, "")
-	var tf tlsFlags
-	fs.BoolVar(&tf.on, "tls", false, "")
-	fs.StringVar(&tf.ca, "tlsCA", "", "")
-	fs.BoolVar(&tf.insecure, "tlsInsecure", false, "")
-	fs.StringVar(&tf.cert, "tlsCert", "", "")
-	fs.StringVar(&tf.key, "tlsKey", "", "")
-	strs := make(map[string]*string)
-	ints := make(map[string]*int64)
-	bools := make(map[string]*bool)
-	// canonical maps mqadmin's long names (--topic) to the short ones (-t).
-	canonical := map[string]string{"namesrvAddr": "n"}
-	for _, f := range cmd.flags {
-		names := []string{f.name}
-		if f.long != "" {
-			names = append(names, f.long)
-			canonical[f.long] = f.name
-		}
-		switch {
-		case f.isInt:
-			def, _ := strconv.ParseInt(f.def, 10, 64)
-			ints[f.name] = new(int64)
-			for _, n := range names {
-				fs.Int64Var(ints[f.name], n, def, "")
-			}
-		case f.isBool:
-			bools[f.name] = new(bool)
-			for _, n := range names {
-				fs.BoolVar(bools[f.name], n, false, "")
-			}
-		default:
-			strs[f.name] = new(string)
-			for _, n := range names {
-				fs.StringVar(strs[f.name], n, f.def, "")
+	in := &input{strs: map[string]string{}, ints: map[string]int64{}, bools: map[string]bool{},
+		set: map[string]bool{}, getenv: getenv}
+	var dup error
+	specs := cmd.allFlags()
+	for i := range specs {
+		f := &specs[i]
+		_ = in.store(f, f.def)
+		v := &flagValue{f: f, in: in, dup: &dup}
+		for _, name := range []string{f.short, f.long} {
+			if name != "" {
+				fs.Var(v, name, "")
 			}
 		}
 	}
 	if err := fs.Parse(args); err != nil {
+		if dup != nil {
+			return nil, dup
+		}
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, usagef("unexpected argument %q", fs.Arg(0))
 	}
-	in := &input{strs: map[string]string{}, ints: map[string]int64{}, set: map[string]bool{}, timeout: *timeout}
-	fs.Visit(func(f *flag.Flag) {
-		if c, ok := canonical[f.Name]; ok {
-			in.set[c] = true
-			return
-		}
-		in.set[f.Name] = true
-	})
-	// `-c "$CLUSTER"` with the variable unset: a given but blank value is
-	// a mistake, never a quiet "leave it out" (which for deleteTopic or
-	// the ACL keys means something else entirely).
-	for _, name := range []string{"accessKey", "secretKey", "tlsCA", "tlsCert", "tlsKey"} {
-		if in.set[name] && strings.TrimSpace(fs.Lookup(name).Value.String()) == "" {
-			return nil, usagef("flag -%s is given but empty: give a value or leave the flag out", name)
+	for i := range specs {
+		if err := in.check(&specs[i]); err != nil {
+			return nil, err
 		}
 	}
-	switch *format {
+	switch in.str("o") {
 	case "table":
 	case "json":
 		in.json = true
 	default:
-		return nil, usagef("bad -o %q: want table or json", *format)
+		return nil, usagef("bad -o %q: want table or json", in.str("o"))
 	}
-	if *timeout <= 0 {
-		return nil, usagef("bad -timeout %s: must be positive", *timeout)
+	var err error
+	if in.timeout, err = time.ParseDuration(in.str("timeout")); err != nil || in.timeout <= 0 {
+		return nil, usagef("bad -timeout %q: want a positive duration such as 3s", in.str("timeout"))
 	}
-	list := *namesrv
-	if !in.set["n"] {
-		list = getenv("NAMESRV_ADDR")
+	if cmd.ctl == nil {
+		if in.addrs, err = in.namesrvAddrs(); err != nil {
+			return nil, err
+		}
 	}
-	addrs, err := splitAddrs(list)
-	if err != nil {
+	if in.creds, err = credentials(in); err != nil {
 		return nil, err
 	}
-	in.addrs = addrs
-	if in.creds, err = credentials(in, *accessKey, *secretKey, *strictSign, getenv); err != nil {
+	if in.tls, err = tlsConfig(in); err != nil {
 		return nil, err
-	}
-	if in.tls, err = tf.config(in, getenv); err != nil {
-		return nil, err
-	}
-	for _, f := range cmd.flags {
-		switch {
-		case f.isBool:
-			// A switch counts as given only when on: -c=false is off.
-			in.set[f.name] = *bools[f.name]
-			continue
-		case f.isInt:
-			in.ints[f.name] = *ints[f.name]
-		default:
-			in.strs[f.name] = strings.TrimSpace(*strs[f.name])
-		}
-		if f.required && !in.set[f.name] {
-			return nil, usagef("missing required flag -%s (%s)", f.name, f.arg)
-		}
-		if !f.isInt && !f.allowEmpty && in.set[f.name] && in.strs[f.name] == "" {
-			if f.required {
-				return nil, usagef("flag -%s (%s) must not be empty", f.name, f.arg)
-			}
-			return nil, usagef("flag -%s (%s) is given but empty: give a value or leave the flag out", f.name, f.arg)
-		}
-		if f.isInt && (in.ints[f.name] < f.min || in.ints[f.name] > f.max) {
-			return nil, usagef("bad -%s %d: want %d..%d", f.name, in.ints[f.name], f.min, f.max)
-		}
 	}
 	return in, nil
 }
 
-// credentials reads the ACL account that signs every request: the flags,
-// else ROCKETMQ_ACCESS_KEY / ROCKETMQ_SECRET_KEY (which keep the secret out
-// of the process list). None means unsigned requests. -strictSign (or
-// ROCKETMQ_STRICT_SIGN=true) signs in rocketns's strict scheme.
-func credentials(in *input, ak, sk string, strict bool, getenv func(string) string) (client.Credentials, error) {
-	if !in.set["strictSign"] {
-		v := strings.TrimSpace(getenv("ROCKETMQ_STRICT_SIGN"))
-		strict = v == "1" || strings.EqualFold(v, "true")
+// check applies f's variable when f was not given, then f's rules: given
+// when required, not blank unless "" is a value, in range.
+func (in *input) check(f *flagSpec) error {
+	k, fromEnv := f.key(), false
+	if f.env != "" && !in.set[k] {
+		if v := strings.TrimSpace(in.getenv(f.env)); v != "" {
+			if err := in.store(f, v); err != nil {
+				return usagef("bad %s %q: %v", f.env, v, err)
+			}
+			fromEnv = true
+		}
 	}
-	if !in.set["accessKey"] {
-		ak = getenv("ROCKETMQ_ACCESS_KEY")
+	switch {
+	case f.required && !in.set[k] && !fromEnv:
+		if f.env != "" {
+			return usagef("missing required flag -%s (%s), or set %s", k, f.arg, f.env)
+		}
+		return usagef("missing required flag -%s (%s)", k, f.arg)
+	case !in.set[k]:
+	case f.kind == textFlag && in.str(k) == "" && !f.allowEmpty:
+		// `-c "$CLUSTER"` with the variable unset: never a quiet "leave
+		// it out", which for deleteTopic or the ACL keys means something
+		// else entirely.
+		if f.required {
+			return usagef("flag -%s (%s) must not be empty", k, f.arg)
+		}
+		return usagef("flag -%s (%s) is given but empty: give a value or leave the flag out", k, f.arg)
+	case f.kind == intFlag && (in.int(k) < f.min || in.int(k) > f.max):
+		return usagef("bad -%s %d: want %d..%d", k, in.int(k), f.min, f.max)
+	case f.addrs:
+		if _, err := splitAddrs(in.str(k), k); errors.Is(err, errNoAddr) {
+			return usagef("flag -%s lists no address", k)
+		} else if err != nil {
+			return err
+		}
 	}
-	if !in.set["secretKey"] {
-		sk = getenv("ROCKETMQ_SECRET_KEY")
+	return nil
+}
+
+// namesrvAddrs is -n, else NAMESRV_ADDR.
+func (in *input) namesrvAddrs() ([]string, error) {
+	addrs, err := splitAddrs(in.str("n"), "n")
+	if errors.Is(err, errNoAddr) {
+		return nil, usagef("missing required flag -n (addrs), or set NAMESRV_ADDR")
 	}
-	ak, sk = strings.TrimSpace(ak), strings.TrimSpace(sk)
+	return addrs, err
+}
+
+// errNoAddr: an address list names no address.
+var errNoAddr = usagef("no address")
+
+// splitAddrs reads mqadmin's address list syntax (-n, -a): host:port
+// entries separated by ';'.
+func splitAddrs(list, flagName string) ([]string, error) {
+	var addrs []string
+	for _, a := range strings.Split(list, ";") {
+		a = strings.TrimSpace(a)
+		if a == "" {
+			continue
+		}
+		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
+			return nil, usagef("bad -%s address %q: want host:port", flagName, a)
+		}
+		addrs = append(addrs, a)
+	}
+	if len(addrs) == 0 {
+		return nil, errNoAddr
+	}
+	return addrs, nil
+}
+
+// credentials is the ACL account that signs every request (-accessKey,
+// -secretKey, or their variables, which keep the secret out of the process
+// list); none means unsigned requests. -strictSign signs in rocketns's
+// strict scheme.
+func credentials(in *input) (client.Credentials, error) {
+	ak, sk, strict := in.str("accessKey"), in.str("secretKey"), in.on("strictSign")
 	if (ak == "") != (sk == "") {
 		return client.Credentials{}, usagef("-accessKey and -secretKey (or ROCKETMQ_ACCESS_KEY and ROCKETMQ_SECRET_KEY) go together")
 	}
@@ -274,88 +329,47 @@ func credentials(in *input, ak, sk string, strict bool, getenv func(string) stri
 	return client.Credentials{AccessKey: ak, SecretKey: sk, Strict: strict}, nil
 }
 
-// tlsFlags are the command line's TLS settings before the environment
-// fills in what was not given.
-type tlsFlags struct {
-	on, insecure  bool
-	ca, cert, key string
-}
-
-// config builds the TLS client configuration, nil for plaintext. Each flag
-// not given falls back to its ROCKETMQ_TLS* variable. A TLS option given on
-// the command line without TLS switched on is a usage error (it would be
-// silently ignored); from the environment it is ignored, so that
-// ROCKETMQ_TLS_CA can stay set for the servers that need it.
-func (f tlsFlags) config(in *input, getenv func(string) string) (*tls.Config, error) {
-	envBool := func(name string, v *bool) error {
-		s := strings.TrimSpace(getenv(name))
-		if s == "" {
-			return nil
-		}
-		b, err := strconv.ParseBool(s)
-		if err != nil {
-			return usagef("bad %s %q: want true or false", name, s)
-		}
-		*v = b
-		return nil
-	}
-	envStr := func(name string, v *string) {
-		*v = strings.TrimSpace(getenv(name))
-	}
-	if !in.set["tls"] {
-		if err := envBool("ROCKETMQ_TLS", &f.on); err != nil {
-			return nil, err
-		}
-	}
-	if !f.on {
+// tlsConfig builds the TLS client configuration, nil for plaintext. A TLS
+// option given on the command line without TLS switched on is a usage
+// error (it would be silently ignored); from the environment it is
+// ignored, so that ROCKETMQ_TLS_CA can stay set for the servers that need
+// it.
+func tlsConfig(in *input) (*tls.Config, error) {
+	if !in.on("tls") {
 		for _, name := range []string{"tlsCA", "tlsInsecure", "tlsCert", "tlsKey"} {
-			if in.set[name] && (name != "tlsInsecure" || f.insecure) {
+			if in.set[name] && (name != "tlsInsecure" || in.on(name)) {
 				return nil, usagef("-%s needs -tls (or ROCKETMQ_TLS=true)", name)
 			}
 		}
 		return nil, nil
 	}
-	if !in.set["tlsInsecure"] {
-		if err := envBool("ROCKETMQ_TLS_INSECURE", &f.insecure); err != nil {
-			return nil, err
-		}
-	}
-	for _, e := range []struct {
-		flag, env string
-		v         *string
-	}{{"tlsCA", "ROCKETMQ_TLS_CA", &f.ca}, {"tlsCert", "ROCKETMQ_TLS_CERT", &f.cert}, {"tlsKey", "ROCKETMQ_TLS_KEY", &f.key}} {
-		if in.set[e.flag] {
-			*e.v = strings.TrimSpace(*e.v)
-		} else {
-			envStr(e.env, e.v)
-		}
-	}
+	ca, insecure, cert, key := in.str("tlsCA"), in.on("tlsInsecure"), in.str("tlsCert"), in.str("tlsKey")
 	// A flag on the command line beats the environment's opposite choice.
 	switch {
-	case in.set["tlsInsecure"] && !in.set["tlsCA"] && f.insecure:
-		f.ca = ""
+	case in.set["tlsInsecure"] && !in.set["tlsCA"] && insecure:
+		ca = ""
 	case in.set["tlsCA"] && !in.set["tlsInsecure"]:
-		f.insecure = false
+		insecure = false
 	}
-	if f.insecure && f.ca != "" {
+	if insecure && ca != "" {
 		return nil, usagef("-tlsInsecure skips the check -tlsCA is for: give one of them")
 	}
-	if (f.cert == "") != (f.key == "") {
+	if (cert == "") != (key == "") {
 		return nil, usagef("-tlsCert and -tlsKey (or ROCKETMQ_TLS_CERT and ROCKETMQ_TLS_KEY) go together")
 	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: f.insecure}
-	if f.ca != "" {
-		pem, err := os.ReadFile(f.ca)
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: insecure}
+	if ca != "" {
+		pem, err := os.ReadFile(ca)
 		if err != nil {
 			return nil, usagef("bad -tlsCA: %v", err)
 		}
 		cfg.RootCAs = x509.NewCertPool()
 		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, usagef("bad -tlsCA %s: no PEM certificate in it", f.ca)
+			return nil, usagef("bad -tlsCA %s: no PEM certificate in it", ca)
 		}
 	}
-	if f.cert != "" {
-		pair, err := tls.LoadX509KeyPair(f.cert, f.key)
+	if cert != "" {
+		pair, err := tls.LoadX509KeyPair(cert, key)
 		if err != nil {
 			return nil, usagef("bad -tlsCert/-tlsKey: %v", err)
 		}
@@ -372,35 +386,30 @@ func dial(ctx context.Context, addr string, in *input) (*client.Client, error) {
 	return client.Dial(ctx, addr)
 }
 
-// splitAddrs reads mqadmin's -n syntax: host:port entries separated by ';'.
-func splitAddrs(list string) ([]string, error) {
-	var addrs []string
-	for _, a := range strings.Split(list, ";") {
-		a = strings.TrimSpace(a)
-		if a == "" {
-			continue
-		}
-		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
-			return nil, usagef("bad -n address %q: want host:port", a)
-		}
-		addrs = append(addrs, a)
-	}
-	if len(addrs) == 0 {
-		return nil, usagef("missing required flag -n/--namesrvAddr (NameServer addresses, ';'-separated; or set NAMESRV_ADDR)")
-	}
-	return addrs, nil
-}
-
-// errUnreachable marks a failure to talk to a NameServer at all (dial,
-// lost connection, deadline), as opposed to an answer with an error code.
-// plain: the connection was plaintext.
+// errUnreachable marks a failure to talk to a server at all (dial, lost
+// connection, deadline), as opposed to an answer with an error code.
+// plain: the connection was plaintext. addr is the address tried, role
+// what was expected there ("NameServer", "controller", "broker ..."), for
+// the commands whose output does not name the address around the error.
 type errUnreachable struct {
-	err   error
-	plain bool
+	err        error
+	plain      bool
+	addr, role string
 }
 
 func unreachable(err error, in *input) *errUnreachable {
 	return &errUnreachable{err: err, plain: in.tls == nil}
+}
+
+// connectText is the error in the words of Java's RemotingConnectException
+// ("connect to <addr> failed"), with what was expected at the address and
+// why it failed.
+func (e *errUnreachable) connectText() string {
+	role := e.role
+	if role == "" {
+		role = "server"
+	}
+	return fmt.Sprintf("connect to %s failed (%s: %s)", e.addr, role, strings.TrimPrefix(e.Error(), "unreachable: "))
 }
 
 // Error keeps only the innermost network error ("connect: connection
@@ -429,14 +438,18 @@ func withClient(addr string, in *input, fn func(ctx context.Context, c *client.C
 	defer cancel()
 	c, err := dial(ctx, addr, in)
 	if err != nil {
-		return unreachable(err, in)
+		ue := unreachable(err, in)
+		ue.addr = addr
+		return ue
 	}
 	defer c.Close()
 	c.SetCredentials(in.creds)
 	err = fn(ctx, c)
 	var re *client.ResponseError
 	if err != nil && !errors.As(err, &re) && isTransport(err) {
-		return unreachable(err, in)
+		ue := unreachable(err, in)
+		ue.addr = addr
+		return ue
 	}
 	return err
 }
@@ -458,29 +471,9 @@ func describe(err error) string {
 		if remark == "" {
 			remark = "(no remark)"
 		}
-		return fmt.Sprintf("error code %d (%s): %s", re.Code, responseCodeName(re.Code), remark)
+		return fmt.Sprintf("error code %d (%s): %s", re.Code, codec.ResponseCodeName(re.Code), remark)
 	}
 	return strings.Join(strings.Fields(err.Error()), " ")
-}
-
-func responseCodeName(code int32) string {
-	switch code {
-	case codec.SystemError:
-		return "SYSTEM_ERROR"
-	case codec.SystemBusy:
-		return "SYSTEM_BUSY"
-	case codec.RequestCodeNotSupported:
-		return "REQUEST_CODE_NOT_SUPPORTED"
-	case codec.NoPermission:
-		return "NO_PERMISSION"
-	case codec.TopicNotExist:
-		return "TOPIC_NOT_EXIST"
-	case codec.QueryNotFound:
-		return "QUERY_NOT_FOUND"
-	case codec.GoAway:
-		return "GO_AWAY"
-	}
-	return "UNKNOWN"
 }
 
 // runRead asks the first NameServer that answers. An unreachable one is

@@ -14,59 +14,72 @@ func newTable(w io.Writer) *tabwriter.Writer {
 	return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 }
 
-// printCommonFlags writes the help rows of the flags every command takes.
-func printCommonFlags(tw io.Writer) {
-	for _, f := range [...][2]string{
-		{"-n, --namesrvAddr addrs", "NameServer addresses host:port, ';'-separated (default: $NAMESRV_ADDR)"},
-		{"-o format", "output: table (default) or json"},
-		{"-timeout d", "deadline per NameServer for connect and answer (default 3s)"},
-		{"-accessKey ak", "sign requests with this ACL account (default: $ROCKETMQ_ACCESS_KEY)"},
-		{"-secretKey sk", "its secret key (default: $ROCKETMQ_SECRET_KEY, which keeps it out of ps)"},
-		{"-strictSign", "sign in rocketns's strict scheme (code, time and nonce signed; rocketns only)"},
-		{"", "(default: $ROCKETMQ_STRICT_SIGN)"},
-		{"-tls", "connect over TLS, for tls.server.mode=enforcing (default: $ROCKETMQ_TLS)"},
-		{"-tlsCA file", "PEM CAs to verify the NameServer's certificate against (default: $ROCKETMQ_TLS_CA;"},
-		{"", "without it the system's roots)"},
-		{"-tlsCert file", "PEM client certificate, for tls.server.need.client.auth (default: $ROCKETMQ_TLS_CERT)"},
-		{"-tlsKey file", "its PEM private key (default: $ROCKETMQ_TLS_KEY)"},
-		{"-tlsInsecure", "INSECURE: encrypt but do not verify the NameServer's certificate, so anyone"},
-		{"", "on the path can pose as it; only for a test-mode server (default: $ROCKETMQ_TLS_INSECURE)"},
-	} {
-		fmt.Fprintf(tw, "  %s\t%s\n", f[0], f[1])
+// printFlags writes the help rows of flags: names, value and usage, a note
+// of the default and the variable that stands in, on one row or more.
+func printFlags(tw io.Writer, flags []flagSpec) {
+	for _, f := range flags {
+		names := "-" + f.short
+		switch {
+		case f.short == "":
+			names = "--" + f.long
+		case f.long != "":
+			names += ", --" + f.long
+		}
+		if f.kind != switchFlag {
+			names += " " + f.arg
+		}
+		var notes []string
+		switch {
+		case f.required && f.env == "":
+			notes = append(notes, "required")
+		case f.def != "":
+			notes = append(notes, "default "+f.def)
+		}
+		if f.env != "" {
+			notes = append(notes, "default: $"+f.env)
+		}
+		usage := f.usage
+		if len(notes) > 0 {
+			if !strings.HasSuffix(usage, "\n") {
+				usage += " "
+			}
+			usage += "(" + strings.Join(notes, "; ") + ")"
+		}
+		for i, line := range strings.Split(usage, "\n") {
+			if i > 0 {
+				names = ""
+			}
+			fmt.Fprintf(tw, "  %s\t%s\n", names, line)
+		}
 	}
 }
 
-func printHelp(w io.Writer, cmds []*command) {
-	fmt.Fprint(w, `nsadmin administers RocketMQ NameServers (rocketns or Java) with mqadmin's command
-and flag names.
+func printHelp(w io.Writer) {
+	fmt.Fprint(w, `nsadmin administers RocketMQ NameServers and 5.x controllers (rocketns or Java) with
+mqadmin's command and flag names.
 
 Usage:
   nsadmin <command> -n 'host:port[;host:port...]' [flags]
+  nsadmin <controller command> -a 'host:port[;host:port...]' [flags]
   nsadmin help [command]
   nsadmin <command> -h
   nsadmin --version
 
 Reads ask the first reachable NameServer in -n. Writes go to every NameServer in -n,
 as mqadmin's do: each NameServer keeps its own state. diff asks them all and
-compares.
+compares. Controller commands talk to the controller nodes of -a (and, where they
+list -n, the NameServers), and print their output and errors as mqadmin does.
 
 Commands:
 `)
 	tw := newTable(w)
-	for _, c := range cmds {
-		kind := "read"
-		switch {
-		case c.apply != nil:
-			kind = "write"
-		case c.all != nil:
-			kind = "check"
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.name, kind, c.synopsis)
+	for _, c := range commands() {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.name, c.kind(), c.synopsis)
 	}
 	tw.Flush()
 	fmt.Fprint(w, "\nCommon flags:\n")
 	tw = newTable(w)
-	printCommonFlags(tw)
+	printFlags(tw, commonFlags)
 	tw.Flush()
 	fmt.Fprint(w, `
 Table output keeps one row per line and each name in one field: a name (topic,
@@ -77,65 +90,48 @@ double quote. -o json prints names as they are.
 
 Every flag has mqadmin's long name too (--namesrvAddr, --topic, --brokerName,
 --clusterName, --namespace, --key, --value, ...); "nsadmin help <command>" lists
-them. A flag given with an empty value (-c "" from an unset variable) is a bad
-command line, never the same as leaving the flag out; only -v takes "" as a value.
+them. Each name takes one dash or two, and its value after a space or '='. A flag
+may be given once. A flag given with an empty value (-c "" from an unset variable)
+is a bad command line, never the same as leaving the flag out; only -v takes "" as
+a value.
 
-Exit status: 0 on success; 1 when a NameServer is unreachable or answers with an
-error (for writes: when any of them does; for diff: also when they differ); 2 for
-a bad command line.
+Exit status: 0 on success; 1 when a server is unreachable or answers with an error
+(for writes: when any of them does; for diff: also when they differ); 2 for a bad
+command line.
 `)
 }
 
+// where says where a command of each kind goes, in its help.
+var where = map[string]string{
+	"read":  "Read: answered by the first reachable NameServer in -n.",
+	"write": "Write: sent to every NameServer in -n; the command fails if any of them fails.",
+	"check": "Check: asks every NameServer in -n and compares their answers.",
+	"controller": "Controller: a refusal is printed as mqadmin prints it (CODE: n  DESC: remark) and the\n" +
+		"exit status is then 1.",
+}
+
 func printCommandHelp(w io.Writer, c *command) {
-	fmt.Fprintf(w, "nsadmin %s: %s\n\n%s\n\n", c.name, c.synopsis, c.about)
-	switch {
-	case c.all != nil:
-		fmt.Fprintln(w, "Check: asks every NameServer in -n and compares their answers.")
-	case c.apply != nil:
-		fmt.Fprintln(w, "Write: sent to every NameServer in -n; the command fails if any of them fails.")
-	default:
-		fmt.Fprintln(w, "Read: answered by the first reachable NameServer in -n.")
-	}
+	fmt.Fprintf(w, "nsadmin %s: %s\n\n%s\n\n%s\n", c.name, c.synopsis, c.about, where[c.kind()])
 	var usage strings.Builder
-	usage.WriteString("nsadmin " + c.name + " -n addrs")
-	for _, f := range c.flags {
-		spec := "-" + f.name
-		if len(f.name) > 1 {
-			spec = "-" + spec
+	usage.WriteString("nsadmin " + c.name)
+	flags := c.allFlags()
+	for _, f := range flags[:len(flags)-len(commonFlags)] {
+		spec := "--" + f.long
+		if f.short != "" {
+			spec = "-" + f.short
 		}
-		if !f.isBool {
+		if f.kind != switchFlag {
 			spec += " " + f.arg
 		}
-		if f.required {
-			fmt.Fprintf(&usage, " %s", spec)
-		} else {
-			fmt.Fprintf(&usage, " [%s]", spec)
+		if !f.required {
+			spec = "[" + spec + "]"
 		}
+		usage.WriteString(" " + spec)
 	}
 	usage.WriteString(" [-o json]")
 	fmt.Fprintf(w, "\nUsage:\n  %s\n\nFlags:\n", usage.String())
 	tw := newTable(w)
-	for _, f := range c.flags {
-		note := ""
-		switch {
-		case f.required:
-			note = " (required)"
-		case f.def != "":
-			note = " (default " + f.def + ")"
-		}
-		names := "-" + f.name
-		if len(f.name) > 1 {
-			names = "-" + names // a long-only flag
-		}
-		if f.long != "" {
-			names += ", --" + f.long
-		}
-		if !f.isBool {
-			names += " " + f.arg
-		}
-		fmt.Fprintf(tw, "  %s\t%s%s\n", names, f.usage, note)
-	}
-	printCommonFlags(tw)
+	printFlags(tw, flags)
 	tw.Flush()
 	fmt.Fprintf(w, "\nJSON output (-o json):\n  %s\n", strings.ReplaceAll(c.jsonDoc, "<name>", c.name))
 }

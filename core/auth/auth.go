@@ -17,19 +17,23 @@ const (
 	// ClassOpen codes read routes, cluster info or KV and stay open to
 	// everyone: every producer and consumer sends them, mostly unsigned.
 	ClassOpen Class = iota
-	// ClassBrokerReport codes are a broker's periodic reports (103
-	// REGISTER_BROKER, 322 QUERY_DATA_VERSION, 904 BROKER_HEARTBEAT). They
-	// are checked only when Options.BrokerRegistration is set, because real
-	// brokers do not sign them unless configured with credentials.
+	// ClassBrokerReport codes are what a broker sends in its normal run
+	// (103 REGISTER_BROKER, 322 QUERY_DATA_VERSION, 904 BROKER_HEARTBEAT;
+	// on a controller's port also 1001, 1003, 1013 and a broker's own
+	// 1002). Signatures are required on them only when
+	// Options.BrokerRegistration is set, because real brokers do not sign
+	// them unless configured with credentials.
 	ClassBrokerReport
 	// ClassBrokerWrite codes change routes and are sent by brokers as well
 	// as admins (104 UNREGISTER_BROKER, 217 REGISTER_TOPIC_IN_NAMESRV).
 	ClassBrokerWrite
 	// ClassAdmin codes change state only an operator should change (KV
-	// writes, write-perm wipe/add, topic deletion, config updates).
+	// writes, write-perm wipe/add, topic deletion, config updates; on a
+	// controller's port an admin's 1002, 1009 and 1011).
 	ClassAdmin
-	// ClassConfigRead is 319 GET_NAMESRV_CONFIG: it changes nothing but
-	// exposes the configuration (paths, switches).
+	// ClassConfigRead is 319 GET_NAMESRV_CONFIG (and a controller's 1010
+	// GET_CONTROLLER_CONFIG): it changes nothing but exposes the
+	// configuration (paths, switches).
 	ClassConfigRead
 )
 
@@ -57,7 +61,8 @@ const (
 	// nothing that changes state.
 	RoleReadOnly Role = iota + 1
 	// RoleBroker may register, report, unregister and register topics
-	// (103, 104, 217, 322, 904), nothing an operator does.
+	// (103, 104, 217, 322, 904; on a controller's port its broker codes),
+	// nothing an operator does.
 	RoleBroker
 	// RoleAdmin may send every code.
 	RoleAdmin

@@ -305,7 +305,10 @@ func (p *Policy) checkStrict(acct *account, req *codec.Command, scheme, sig stri
 // the address it registers are within its bindings. A request that names
 // no broker (a 904 from some broker versions, a 217, whose brokers are in
 // its body: the server checks those with Grant.MayActFor) is not refused
-// here.
+// here. The address is brokerAddr on the NameServer's codes and the
+// controller's 904, brokerAddress on the controller's 1003, and the part
+// of registerCheckCode before ';' on its 1013 (the address the controller
+// records for the id).
 func (a *account) binds(req *codec.Command) bool {
 	if a.brokers != nil {
 		if name, ok := req.ExtValue("brokerName"); ok && !slices.Contains(a.brokers, name) {
@@ -313,11 +316,36 @@ func (a *account) binds(req *codec.Command) bool {
 		}
 	}
 	if a.addrs != nil {
-		if addr, ok := req.ExtValue("brokerAddr"); ok && !allowed(a.addrs, PeerAddr(addr)) {
-			return false
+		for _, key := range addrFields {
+			addr, ok := req.ExtValue(key)
+			if !ok {
+				continue
+			}
+			if key == fieldCheckCode {
+				addr, _, _ = strings.Cut(addr, ";")
+			}
+			if !allowed(a.addrs, PeerAddr(addr)) {
+				return false
+			}
 		}
 	}
 	return true
+}
+
+// fieldCheckCode is the controller's 1013 field "address;time".
+const fieldCheckCode = "registerCheckCode"
+
+// addrFields are the fields in which a broker names its own address.
+var addrFields = [...]string{"brokerAddr", "brokerAddress", fieldCheckCode}
+
+// boundAddr is the first address field of req, for a refusal's remark.
+func boundAddr(req *codec.Command) string {
+	for _, key := range addrFields {
+		if addr, ok := req.ExtValue(key); ok {
+			return addr
+		}
+	}
+	return ""
 }
 
 // foreignShape names what a compat-signed req carries that its code never
@@ -327,11 +355,31 @@ func (a *account) binds(req *codec.Command) bool {
 // a body) as a 104, a 217 as a 216, a 100 as a 102, a 102 as a 100. No
 // genuine client sends these shapes: Java's headers for 102 and 104 have
 // no such field and its 104 and 216 no body, and 100 requires its value.
+//
+// On the controller's port: an admin's 1002 (designateElect) replayed as a
+// 1011 would wipe a set without a master, a 1011 as a 1002 would elect;
+// neither code carries the other's fields, and 1011 has no body (a 1009's
+// properties).
 func foreignShape(req *codec.Command) string {
 	switch req.Code {
 	case codec.UnregisterBroker, codec.DeleteTopicInNamesrv:
 		if len(req.Body) > 0 {
 			return "carries a body, which this code never has"
+		}
+	case codec.CleanBrokerData:
+		if len(req.Body) > 0 {
+			return "carries a body, which this code never has"
+		}
+		for _, f := range [...]string{"designateElect", "brokerId"} {
+			if _, ok := req.ExtValue(f); ok {
+				return "carries a " + f + " field, which this code never has"
+			}
+		}
+	case codec.ControllerElectMaster:
+		for _, f := range [...]string{"isCleanLivingBroker", "brokerControllerIdsToClean"} {
+			if _, ok := req.ExtValue(f); ok {
+				return "carries a " + f + " field, which this code never has"
+			}
 		}
 	case codec.DeleteKVConfig:
 		if _, ok := req.ExtValue("value"); ok {
@@ -362,8 +410,7 @@ func (p *Policy) deny(req *codec.Command, r Reason, class Class, peer string) *D
 		d.Detail = foreignShape(req)
 	case ReasonBinding:
 		name, _ := req.ExtValue("brokerName")
-		addr, _ := req.ExtValue("brokerAddr")
-		d.Detail = fmt.Sprintf("broker %q at %q", shortKey(name), shortKey(addr))
+		d.Detail = fmt.Sprintf("broker %q at %q", shortKey(name), shortKey(boundAddr(req)))
 	case ReasonStale:
 		d.Detail = "more than " + p.window.String()
 	}
@@ -477,7 +524,7 @@ func (d *Denial) Error() string {
 	case ReasonNotStrict:
 		return fmt.Sprintf("%s: account %q must sign with the strict scheme (%s)", what, d.AccessKey, StrictScheme)
 	case ReasonStale:
-		return fmt.Sprintf("%s: the signature's SignTime is %s away from this NameServer's clock", what, d.Detail)
+		return fmt.Sprintf("%s: the signature's SignTime is %s away from this server's clock", what, d.Detail)
 	case ReasonReplay:
 		return fmt.Sprintf("%s: this signed request (AccessKey %q, SignNonce) was already served", what, d.AccessKey)
 	case ReasonReplayCacheFull:

@@ -82,6 +82,20 @@ func Load(cfg *config.Config, log *slog.Logger) (*Material, error) {
 // material current at that moment.
 func (t *Material) Config() *tls.Config { return t.base }
 
+// Certificate is the current certificate, for a connection this process
+// opens with it (mutual TLS between controller peers).
+func (t *Material) Certificate() (*tls.Certificate, error) {
+	tc := t.current.Load()
+	if len(tc.Certificates) == 0 {
+		return nil, errors.New("tls: no certificate loaded")
+	}
+	return &tc.Certificates[0], nil
+}
+
+// TrustPool is the current trust file's pool (nil without one): the CAs a
+// peer's certificate must chain to.
+func (t *Material) TrustPool() *x509.CertPool { return t.current.Load().ClientCAs }
+
 // Mode is the TLS mode (permissive or enforcing).
 func (t *Material) Mode() config.TLSMode { return t.mode }
 

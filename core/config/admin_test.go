@@ -71,8 +71,8 @@ func TestAdminKeysApply(t *testing.T) {
 	}
 	for _, k := range []string{KeyAdminListen, KeyNsaddrList} {
 		key, ok := LookupKey(k)
-		if !ok || key.Live {
-			t.Fatalf("%s: known=%v live=%v, want a known start-up key", k, ok, key.Live)
+		if !ok || key.Runtime {
+			t.Fatalf("%s: known=%v runtime=%v, want a known start-up key", k, ok, key.Runtime)
 		}
 	}
 }

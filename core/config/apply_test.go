@@ -141,7 +141,7 @@ func TestKeysCoverEveryField(t *testing.T) {
 			// The Java key is the field name with a lower-case first letter,
 			// except KVConfigPath -> kvConfigPath; the TLS keys are dotted
 			// system-property names (tls.server.certPath -> TLSServerCertPath).
-			if strings.EqualFold(strings.ReplaceAll(k.Name, ".", ""), name) {
+			if k.field != nil && strings.EqualFold(strings.ReplaceAll(k.Name, ".", ""), name) {
 				found = true
 			}
 		}
@@ -149,8 +149,14 @@ func TestKeysCoverEveryField(t *testing.T) {
 			t.Errorf("field %s has no key", name)
 		}
 	}
-	if len(Keys()) != fields {
-		t.Errorf("%d keys for %d fields", len(Keys()), fields)
+	withField := 0
+	for _, k := range Keys() {
+		if k.field != nil {
+			withField++
+		}
+	}
+	if withField != fields {
+		t.Errorf("%d keys with a field for %d fields", withField, fields)
 	}
 }
 

@@ -67,14 +67,14 @@ func TestJavaControllerConfUnchanged(t *testing.T) {
 	if k.StorePath != "/home/admin/DledgerController" || k.Embedded || !k.NotifyBrokerRoleChanged ||
 		k.EnableElectUncleanMaster || k.ElectMasterMaxRetryCount != 3 || k.RequestQueueCapacity != 50000 ||
 		k.ScanNotActiveBrokerInterval != 5*time.Second || k.ScanInactiveMasterInterval != 5*time.Second ||
-		k.IdleTimeoutSeconds != 120 || k.BindAddress != "0.0.0.0" || k.ProcessReadEvent || k.RaftHeartbeatTimeout != 0 ||
+		k.IdleTimeout != 120*time.Second || k.BindAddress != "0.0.0.0" || k.ProcessReadEvent || k.RaftHeartbeatTimeout != 0 ||
 		k.FrameMaxLength != 16777216 || k.MaxConnections != 10000 {
 		t.Fatalf("controller %+v", k)
 	}
 	if k.ConfigStorePath != "/home/rmq/controller/controller.properties" || k.ConfigBlackList != "configBlackList;configStorePath" {
 		t.Fatalf("config store %q black list %q", k.ConfigStorePath, k.ConfigBlackList)
 	}
-	props := k.StartupProperties()
+	props := k.Startup
 	if props[membership.KeyDLedgerPeers] != "n0-127.0.0.1:9878" || props["configStorePath"] != k.ConfigStorePath {
 		t.Fatalf("start-up properties %v", props)
 	}
@@ -113,7 +113,7 @@ func TestEmbeddedController(t *testing.T) {
 	if k.ConfigStorePath != "/home/rmq/controller/controller.properties" || c.ConfigStorePath == k.ConfigStorePath {
 		t.Fatalf("controller store %q, NameServer's %q", k.ConfigStorePath, c.ConfigStorePath)
 	}
-	if props := k.StartupProperties(); props["kvConfigPath"] == "" || props["enableControllerInNamesrv"] != "true" {
+	if props := k.Startup; props["kvConfigPath"] == "" || props["enableControllerInNamesrv"] != "true" {
 		t.Fatalf("embedded 1010 lacks the NameServer's keys: %v", props)
 	}
 	if !strings.Contains(string(c.AppendTextWithController(nil)), "electMasterMaxRetryCount=3\n") {
@@ -187,6 +187,19 @@ func TestControllerKeysChecked(t *testing.T) {
 	if k.RaftHeartbeatTimeout != 100*time.Millisecond || k.RaftLeaderLeaseTimeout != 50*time.Millisecond {
 		t.Fatalf("raft %v %v", k.RaftHeartbeatTimeout, k.RaftLeaderLeaseTimeout)
 	}
+	// A heartbeat timeout set alone takes the lease with it, below the
+	// default as above it (0 stays 0: raftnode derives it).
+	for _, text := range []string{"controllerRaftHeartbeatTimeoutMs=200\n",
+		"controllerRaftHeartbeatTimeoutMs=1500\ncontrollerRaftElectionTimeoutMs=1500\n"} {
+		c := DefaultController()
+		applied(t, c, base+text)
+		k, err := c.Controller(false)
+		if err != nil {
+			t.Errorf("%q: %v", text, err)
+		} else if k.RaftLeaderLeaseTimeout != 0 {
+			t.Errorf("%q: lease %v, want 0 (raftnode's default)", text, k.RaftLeaderLeaseTimeout)
+		}
+	}
 }
 
 func TestControllerWarnings(t *testing.T) {
@@ -209,7 +222,7 @@ func TestControllerWarnings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := k.StartupProperties(); p["metricsExporterType"] != "PROM" || p["jRaftSomeTuning"] != "1" {
+	if p := k.Startup; p["metricsExporterType"] != "PROM" || p["jRaftSomeTuning"] != "1" {
 		t.Fatalf("kept keys %v", p)
 	}
 }

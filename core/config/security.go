@@ -4,16 +4,13 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/rocketns/rocketns/core/auth"
 )
-
-// maxStrictWindowSeconds bounds aclStrictWindowSeconds: a day. A wider
-// window makes a captured strict request useful for longer, and the replay
-// cache keeps every nonce that long.
-const maxStrictWindowSeconds = 86400
 
 // validateSecurity checks adminAllowCIDRs and, when authorizationEnable is
 // on, that aclFile names a readable file with at least one valid account.
@@ -24,9 +21,6 @@ func (c *Config) validateSecurity() []error {
 	}
 	if _, err := auth.ParseCIDRs(c.BrokerAllowCIDRs); err != nil {
 		errs = append(errs, fmt.Errorf("config: brokerAllowCIDRs%s: %w", c.where("brokerAllowCIDRs"), err))
-	}
-	if w := c.ACLStrictWindowSeconds; w < 1 || w > maxStrictWindowSeconds {
-		errs = append(errs, fmt.Errorf("config: aclStrictWindowSeconds=%d%s: want 1 to %d", w, c.where("aclStrictWindowSeconds"), maxStrictWindowSeconds))
 	}
 	if c.ACLStrictSignature && !c.AuthorizationEnable {
 		errs = append(errs, fmt.Errorf("config: aclStrictSignature=true%s needs authorizationEnable=true", c.where("aclStrictSignature")))
@@ -45,4 +39,41 @@ func (c *Config) validateSecurity() []error {
 		errs = append(errs, fmt.Errorf("config: aclFile %s%s holds no account; authorizationEnable=true would refuse every protected request", c.ACLFile, c.where("aclFile")))
 	}
 	return errs
+}
+
+// AuthEnabled reports whether the configuration asks for any authorization
+// check: signatures or a source-address allowlist.
+func (c *Config) AuthEnabled() bool {
+	return c.AuthorizationEnable || strings.TrimSpace(c.AdminAllowCIDRs) != "" || strings.TrimSpace(c.BrokerAllowCIDRs) != ""
+}
+
+// AuthPolicy builds the authorization policy the settings describe, its
+// accounts read from aclFile: the one policy the NameServer's port and a
+// controller's port both enforce. With nothing enabled it refuses nothing.
+func (c *Config) AuthPolicy() (*auth.Policy, error) {
+	nets, err := auth.ParseCIDRs(c.AdminAllowCIDRs)
+	if err != nil {
+		return nil, err
+	}
+	brokers, err := auth.ParseCIDRs(c.BrokerAllowCIDRs)
+	if err != nil {
+		return nil, err
+	}
+	o := auth.Options{
+		Signatures:         c.AuthorizationEnable,
+		BrokerRegistration: c.AuthorizeBrokerRegistration,
+		AllowFrom:          nets,
+		BrokerAllowFrom:    brokers, // nil: the admin networks
+		Strict:             c.ACLStrictSignature,
+		StrictWindow:       time.Duration(c.ACLStrictWindowSeconds) * time.Second,
+	}
+	if c.AuthorizationEnable {
+		if c.ACLFile == "" {
+			return nil, errors.New("authorizationEnable=true needs aclFile")
+		}
+		if o.Accounts, err = auth.LoadAccounts(c.ACLFile); err != nil {
+			return nil, err
+		}
+	}
+	return auth.New(o)
 }

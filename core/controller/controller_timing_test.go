@@ -69,13 +69,13 @@ func BenchmarkHeartbeatUpdate(b *testing.B) {
 func benchDecide(b *testing.B, code int32, f Fields, body []byte) {
 	s, live := benchState(1000)
 	env := Env{Live: live, Now: 2000}
-	if d, ok := s.Decide(code, f, body, env); !ok || d.Reply.Code == codec.SystemError {
+	if d, ok := s.decide(code, f, body, env); !ok || d.Reply.Code == codec.SystemError {
 		b.Fatalf("setup: %+v", d.Reply)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		s.Decide(code, f, body, env)
+		s.decide(code, f, body, env)
 	}
 }
 

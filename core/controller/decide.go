@@ -1,5 +1,8 @@
 // The decision for each leader-only request: Java 5.3.3's checks in
 // Java's order, its codes and remarks, and the events a success replicates.
+// Every decision is a method of State taking its request and the Env, so
+// that the controller port's code table binds each code to its parser and
+// decision alike.
 
 package controller
 
@@ -12,40 +15,6 @@ import (
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/codec/body"
 )
-
-// Decide parses and decides a request with one of the codes the leader
-// answers from the state: 1001, 1002, 1003, 1004, 1006, 1011, 1012, 1013.
-// ok is false for any other code. f and b are the request's extFields and
-// body.
-func (s *State) Decide(code int32, f Fields, b []byte, env Env) (d Decision, ok bool) {
-	switch code {
-	case codec.ControllerAlterSyncStateSet:
-		req, err := ParseAlterSyncStateSet(f, b)
-		if err != nil {
-			return Decision{Reply: BodyErrorReply(err)}, true
-		}
-		return s.AlterSyncStateSet(req, env), true
-	case codec.ControllerElectMaster:
-		return s.ElectMaster(ParseElectMaster(f), env), true
-	case codec.ControllerRegisterBroker:
-		return s.RegisterBroker(ParseRegisterBroker(f), env), true
-	case codec.ControllerGetReplicaInfo:
-		return s.GetReplicaInfo(ParseGetReplicaInfo(f)), true
-	case codec.ControllerGetSyncStateData:
-		req, err := ParseGetSyncStateData(b)
-		if err != nil {
-			return Decision{Reply: BodyErrorReply(err)}, true
-		}
-		return s.GetSyncStateData(req, env), true
-	case codec.CleanBrokerData:
-		return s.CleanBrokerData(ParseCleanBrokerData(f), env), true
-	case codec.ControllerGetNextBrokerID:
-		return s.NextBrokerID(ParseNextBrokerID(f)), true
-	case codec.ControllerApplyBrokerID:
-		return s.ApplyBrokerID(ParseApplyBrokerID(f)), true
-	}
-	return Decision{}, false
-}
 
 // fields builds a reply header in wire order.
 type fields []codec.Field
@@ -293,6 +262,9 @@ func (s *State) RegisterBroker(req RegisterBrokerRequest, env Env) Decision {
 	if req.BrokerAddress == nil {
 		return systemError(remarkNullBrokerAddress)
 	}
+	if f, n := longField("brokerAddress", req.BrokerAddress); f != "" {
+		return bounded(BoundFieldSize, fieldTooLong(codec.ControllerRegisterBroker, f, n))
+	}
 	ext = ext[:0]
 	if g.HasMaster && env.alive(derefOr(req.ClusterName, ""), g.Name, g.MasterID) {
 		ext.addInt("masterBrokerId", g.MasterID)
@@ -319,7 +291,7 @@ func (s *State) RegisterBroker(req RegisterBrokerRequest, env Env) Decision {
 
 // GetReplicaInfo decides 1004, the brokers' 5 s poll. Unlike 1003 it
 // reports the recorded master whether alive or not.
-func (s *State) GetReplicaInfo(req GetReplicaInfoRequest) Decision {
+func (s *State) GetReplicaInfo(req GetReplicaInfoRequest, _ Env) Decision {
 	if req.BrokerName == nil {
 		return systemError(remarkNullKey)
 	}
@@ -465,7 +437,7 @@ func javaBlank(s string) bool {
 
 // NextBrokerID decides 1012: the set's next-id counter, 1 for an unknown
 // set. It never fails.
-func (s *State) NextBrokerID(req NextBrokerIDRequest) Decision {
+func (s *State) NextBrokerID(req NextBrokerIDRequest, _ Env) Decision {
 	if req.BrokerName == nil {
 		return systemError(remarkNullKey)
 	}
@@ -485,7 +457,11 @@ func (s *State) NextBrokerID(req NextBrokerIDRequest) Decision {
 // accepts an id not yet bound, or bound to the same check code (a retry,
 // which needs no event). The reply carries no id: a refused broker starts
 // over at 1012.
-func (s *State) ApplyBrokerID(req ApplyBrokerIDRequest) Decision {
+//
+// Beyond Java: a name, cluster or check code longer than MaxFieldBytes is
+// refused, and so is a new set or id beyond the settings' bounds (a retry
+// is not refused: it adds nothing).
+func (s *State) ApplyBrokerID(req ApplyBrokerIDRequest, env Env) Decision {
 	var ext fields
 	ext.addOpt("clusterName", req.ClusterName)
 	ext.addOpt("brokerName", req.BrokerName)
@@ -502,6 +478,9 @@ func (s *State) ApplyBrokerID(req ApplyBrokerIDRequest) Decision {
 	if req.BrokerID == nil {
 		return systemError(remarkNullAppliedID)
 	}
+	if f, n := longField("clusterName", req.ClusterName, "brokerName", req.BrokerName, "registerCheckCode", req.CheckCode); f != "" {
+		return bounded(BoundFieldSize, fieldTooLong(codec.ControllerApplyBrokerID, f, n))
+	}
 	id, name := *req.BrokerID, *req.BrokerName
 	apply := Decision{
 		Reply: withExt(codec.Success, "", ext),
@@ -511,6 +490,11 @@ func (s *State) ApplyBrokerID(req ApplyBrokerIDRequest) Decision {
 	g := s.groups[name]
 	if g == nil {
 		if id == 1 {
+			if max := env.Settings.MaxBrokerSets; max > 0 && len(s.groups) >= max {
+				return bounded(BoundBrokerSets, fmt.Sprintf("apply broker id refused: this controller holds at most %d broker sets "+
+					"(controllerMaxBrokerSets) and %s would be one more; remove unused sets with mqadmin cleanBrokerMetadata, or raise the setting",
+					max, clip(name)))
+			}
 			return apply
 		}
 		return Decision{Reply: withExt(codec.ControllerBrokerIDInvalid, fmt.Sprintf(
@@ -518,6 +502,10 @@ func (s *State) ApplyBrokerID(req ApplyBrokerIDRequest) Decision {
 	}
 	i, bound := g.broker(id)
 	if !bound {
+		if max := env.Settings.MaxBrokersPerSet; max > 0 && len(g.Brokers) >= max {
+			return bounded(BoundBrokersPerSet, fmt.Sprintf("apply broker id refused: broker set %s holds %d ids, at most %d (controllerMaxBrokersPerSet); "+
+				"remove the ids of brokers that are gone with mqadmin cleanBrokerMetadata -b, or raise the setting", clip(name), len(g.Brokers), max))
+		}
 		return apply
 	}
 	if g.Brokers[i].CheckCode == *req.CheckCode {
@@ -539,4 +527,45 @@ func checkCodeAddr(code string) (string, bool) {
 		return "", false
 	}
 	return code[:i], true
+}
+
+// MaxFieldBytes bounds each string the controller stores from a request
+// (a cluster or broker name, a broker address, a check code), in the
+// replicated state and in the liveness table: real ones are a few dozen
+// bytes, and a peer could otherwise store a frame's worth per broker.
+const MaxFieldBytes = 256
+
+// longField returns the first of the named fields (name, value pairs)
+// longer than MaxFieldBytes, and its length; "" when none is.
+func longField(kv ...any) (string, int) {
+	for i := 0; i+1 < len(kv); i += 2 {
+		if v, _ := kv[i+1].(*string); v != nil && len(*v) > MaxFieldBytes {
+			return kv[i].(string), len(*v)
+		}
+	}
+	return "", 0
+}
+
+// fieldTooLong is the remark refusing a field longer than MaxFieldBytes.
+func fieldTooLong(code int32, field string, n int) string {
+	return fmt.Sprintf("%s refused: its %s is %d bytes, at most %d", codec.RequestCodeName(code), field, n, MaxFieldBytes)
+}
+
+// maxEcho bounds a peer's string quoted in a remark.
+const maxEcho = 128
+
+// clip is s cut to maxEcho bytes for a remark.
+func clip(s string) string {
+	if len(s) <= maxEcho {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxEcho], "") + "...(" + strconv.Itoa(len(s)) + " bytes)"
+}
+
+// bounded is a SYSTEM_ERROR refusal by bound b, as the NameServer answers
+// a request past one of its bounds.
+func bounded(b Bound, remark string) Decision {
+	d := systemError(remark)
+	d.Bound = b
+	return d
 }

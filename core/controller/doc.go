@@ -18,7 +18,7 @@
 //     Liveness.Heartbeat with the connection id and now. No raft round trip.
 //     Answer with HeartbeatReply only if the request is not oneway.
 //   - A leader-only request (1001-1004, 1006, 1011-1013) on the leader:
-//     State.Decide (or Parse* then the method of the request), with
+//     the request's Parse*, then the State method of the same name, with
 //     Env{Live, Now, Settings}. If the Decision has Events, EncodeBatch
 //     them into one log entry, raft-apply it and wait for the commit; every
 //     node's FSM applies the entry with State.ApplyEntry. Then send

@@ -9,6 +9,10 @@ type Settings struct {
 	// lets an election fall back to any live registered broker when none of
 	// the SyncStateSet is alive. Such a master may miss committed messages.
 	EnableElectUncleanMaster bool
+	// MaxBrokerSets and MaxBrokersPerSet, when positive, bound the state:
+	// a 1013 that would create a set beyond the first, or register an id
+	// beyond the second in its set, is refused (Java has no bound).
+	MaxBrokerSets, MaxBrokersPerSet int
 }
 
 // Env is what a decision reads besides the state and the request: this

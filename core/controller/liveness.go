@@ -7,6 +7,7 @@ package controller
 import (
 	"cmp"
 	"math"
+	"net/netip"
 	"slices"
 	"strings"
 )
@@ -44,10 +45,13 @@ func cmpLiveKey(a, b LiveKey) int {
 
 // LiveInfo is what the table records for a broker.
 type LiveInfo struct {
-	Addr       string // from the latest heartbeat
-	Conn       uint64 // connection of the latest heartbeat, opaque to this package
-	LastUpdate int64  // ms, the caller's clock
-	Timeout    int64  // ms, heartbeatTimeoutMills of the latest heartbeat
+	Addr string // from the latest heartbeat
+	Conn uint64 // connection of the latest heartbeat, opaque to this package
+	// Host is the source address of that connection (the zero Addr when
+	// the caller did not say).
+	Host       netip.Addr
+	LastUpdate int64 // ms, the caller's clock
+	Timeout    int64 // ms, heartbeatTimeoutMills of the latest heartbeat
 	// Epoch, MaxOffset and ConfirmOffset only move forward: they are
 	// replaced when a heartbeat has a greater epoch, or the same epoch and
 	// a greater maxOffset.
@@ -73,9 +77,50 @@ type liveEntry struct {
 // Liveness is a node's broker liveness table. Times are milliseconds on
 // the caller's clock. It is not safe for concurrent use.
 type Liveness struct {
+	// Max, when positive, bounds the table: a heartbeat from a broker not
+	// in it is refused (HeartbeatFull) while it holds Max brokers, unless
+	// the broker is registered (Origin.Registered), so a flood of made-up
+	// brokers cannot keep the real ones out.
+	Max int
+
 	entries map[LiveKey]*liveEntry
 	conns   map[uint64][]*liveEntry
 }
+
+// Origin is where a heartbeat came from, as the caller knows it.
+type Origin struct {
+	Conn uint64     // the connection, opaque to this package
+	Host netip.Addr // its source address; the zero Addr is nobody's host
+	// Owner is set when the heartbeat was signed by an account that owns
+	// the broker by configuration (an admin, or a broker account bound to
+	// its brokerName).
+	Owner bool
+	// Registered is set when the broker is registered in the replicated
+	// state: Max does not keep it out.
+	Registered bool
+}
+
+// HeartbeatResult is what Record did with a heartbeat.
+type HeartbeatResult uint8
+
+const (
+	// HeartbeatUpdated refreshed a broker already in the table.
+	HeartbeatUpdated HeartbeatResult = iota
+	// HeartbeatAdded added a broker.
+	HeartbeatAdded
+	// HeartbeatNoBrokerID recorded nothing: the heartbeat has no brokerId
+	// (Java answers it 2005, see HeartbeatReply).
+	HeartbeatNoBrokerID
+	// HeartbeatHeld recorded nothing: another connection, from another
+	// host, holds the broker and its heartbeats have not expired.
+	HeartbeatHeld
+	// HeartbeatFull recorded nothing: the broker is new, not registered,
+	// and the table holds Max brokers.
+	HeartbeatFull
+	// HeartbeatTooLong recorded nothing: its cluster, broker name or
+	// address is longer than MaxFieldBytes.
+	HeartbeatTooLong
+)
 
 // NewLiveness returns an empty table.
 func NewLiveness() *Liveness {
@@ -86,25 +131,47 @@ func NewLiveness() *Liveness {
 func (l *Liveness) Len() int { return len(l.entries) }
 
 // Heartbeat records hb, received at now on connection conn, and reports
-// whether the broker was new to the table. A heartbeat without brokerId
-// records nothing (Java answers it with 2005, see HeartbeatReply).
+// whether the broker was new to the table: Record from a connection whose
+// host is unknown, for tests and tools.
+func (l *Liveness) Heartbeat(hb *Heartbeat, conn uint64, now int64) bool {
+	return l.Record(hb, Origin{Conn: conn}, now) == HeartbeatAdded
+}
+
+// Record records hb, received at now from from, and says what it did.
+//
+// A broker belongs to the connection that heartbeats for it. A heartbeat
+// for it on another connection takes it over (its connection, address,
+// host and timeout become the heartbeat's) only when the broker's own
+// heartbeats have expired (now - lastUpdate > timeout), when the
+// connection comes from the same host as the holder's (the broker
+// reconnected, its old connection not yet seen closed), or when the
+// heartbeat was signed by an account that owns the broker. Any other is
+// refused whole (HeartbeatHeld): a peer that could move a broker to its
+// own connection, then close it or send a 1 ms timeout, would make a live
+// master look dead and force an election. A broker that restarted after
+// its old connection closed is not in the table any more, and one whose
+// heartbeats expired is taken over at once, so brokers restart as in Java.
+// Java keeps the connection and address of a broker's first heartbeat for
+// ever (and takes every heartbeat's timeout, from any connection).
 //
 // For a known broker it allocates nothing: hb's strings may point into a
 // request buffer, and are copied only when a broker is added or changes
-// address.
-//
-// Java keeps the connection and address of a broker's first heartbeat;
-// here the latest win, so a broker that reconnected is not dropped when
-// its old connection finally closes. Java also starts a new broker's
-// confirmOffset at 0 whatever its first heartbeat says; here it is taken
-// from that heartbeat (nothing in the controller reads it).
-func (l *Liveness) Heartbeat(hb *Heartbeat, conn uint64, now int64) bool {
+// address. Java also starts a new broker's confirmOffset at 0 whatever its
+// first heartbeat says; here it is taken from that heartbeat (nothing in
+// the controller reads it).
+func (l *Liveness) Record(hb *Heartbeat, from Origin, now int64) HeartbeatResult {
 	if !hb.HasBrokerID {
-		return false
+		return HeartbeatNoBrokerID
+	}
+	if len(hb.ClusterName) > MaxFieldBytes || len(hb.BrokerName) > MaxFieldBytes || len(hb.BrokerAddr) > MaxFieldBytes {
+		return HeartbeatTooLong
 	}
 	k := LiveKey{Cluster: hb.ClusterName, BrokerName: hb.BrokerName, BrokerID: hb.BrokerID}
 	if e, ok := l.entries[k]; ok {
 		in := &e.info
+		if in.Conn != from.Conn && !l.mayTakeOver(in, from, now) {
+			return HeartbeatHeld
+		}
 		in.LastUpdate = now
 		in.Timeout = hb.TimeoutMillis
 		in.ElectionPriority = hb.ElectionPriority
@@ -114,18 +181,22 @@ func (l *Liveness) Heartbeat(hb *Heartbeat, conn uint64, now int64) bool {
 		if in.Addr != hb.BrokerAddr {
 			in.Addr = strings.Clone(hb.BrokerAddr)
 		}
-		if in.Conn != conn {
+		if in.Conn != from.Conn {
 			l.unlinkConn(e)
-			in.Conn = conn
-			l.conns[conn] = append(l.conns[conn], e)
+			in.Conn, in.Host = from.Conn, from.Host
+			l.conns[from.Conn] = append(l.conns[from.Conn], e)
 		}
-		return false
+		return HeartbeatUpdated
+	}
+	if l.Max > 0 && len(l.entries) >= l.Max && !from.Registered {
+		return HeartbeatFull
 	}
 	e := &liveEntry{
 		key: LiveKey{Cluster: strings.Clone(k.Cluster), BrokerName: strings.Clone(k.BrokerName), BrokerID: k.BrokerID},
 		info: LiveInfo{
 			Addr:             strings.Clone(hb.BrokerAddr),
-			Conn:             conn,
+			Conn:             from.Conn,
+			Host:             from.Host,
 			LastUpdate:       now,
 			Timeout:          hb.TimeoutMillis,
 			Epoch:            hb.Epoch,
@@ -135,8 +206,16 @@ func (l *Liveness) Heartbeat(hb *Heartbeat, conn uint64, now int64) bool {
 		},
 	}
 	l.entries[e.key] = e
-	l.conns[conn] = append(l.conns[conn], e)
-	return true
+	l.conns[from.Conn] = append(l.conns[from.Conn], e)
+	return HeartbeatAdded
+}
+
+// mayTakeOver reports whether a heartbeat from from may move the broker
+// held as in to its connection (Record).
+func (l *Liveness) mayTakeOver(in *LiveInfo, from Origin, now int64) bool {
+	return now-in.LastUpdate > in.Timeout ||
+		from.Host.IsValid() && from.Host == in.Host ||
+		from.Owner
 }
 
 // Alive reports whether k is in the table and its latest heartbeat is

@@ -260,12 +260,12 @@ func (m *sim) alter() {
 }
 
 func (m *sim) decide(what string, code int32, f Fields, b []byte) {
-	d, ok := m.leader.Decide(code, f, b, m.env())
+	d, ok := m.leader.decide(code, f, b, m.env())
 	if !ok {
 		m.fatalf("%s not decided", what)
 	}
 	if m.restored != nil {
-		r, _ := m.restored.Decide(code, f, b, m.env())
+		r, _ := m.restored.decide(code, f, b, m.env())
 		if !reflect.DeepEqual(d, r) {
 			m.fatalf("%s: the restored node answers %+v, the leader %+v", what, r, d)
 		}

@@ -38,7 +38,7 @@ func TestReplayVectors(t *testing.T) {
 			live.Heartbeat(&hb, uint64(st.Req.Conn), now)
 			got = HeartbeatReply(&hb)
 		} else {
-			d, ok := s.Decide(h.Code, &h, b, Env{Live: live, Now: now})
+			d, ok := s.decide(h.Code, &h, b, Env{Live: live, Now: now})
 			if !ok {
 				continue // 1005, 1010, unknown codes: the network side's
 			}
@@ -52,7 +52,7 @@ func TestReplayVectors(t *testing.T) {
 		if st.Resp == nil {
 			continue
 		}
-		where := st.Req.File + " " + codec.ControllerRequestCodeName(h.Code)
+		where := st.Req.File + " " + codec.RequestCodeName(h.Code)
 		diffs, err := controllertest.Compare(st.Resp, controllertest.Got{
 			Code: got.Code, Remark: got.Remark, HasExt: got.HasExt, Ext: extMap(got.Ext), Body: got.Body,
 		})

@@ -54,7 +54,20 @@ type Decision struct {
 	// sends NOTIFY_BROKER_ROLE_CHANGED (1008) to the set's live brokers
 	// after the commit, if notifyBrokerRoleChanged is on.
 	RoleChange *RoleChange
+	// Bound, when set, is the bound on the state that refused the request
+	// (Java has none), for the caller to count and log.
+	Bound Bound
 }
+
+// Bound is one of the bounds on what a request may add to the state.
+type Bound uint8
+
+const (
+	BoundNone          Bound = iota
+	BoundBrokerSets          // Settings.MaxBrokerSets
+	BoundBrokersPerSet       // Settings.MaxBrokersPerSet
+	BoundFieldSize           // MaxFieldBytes
+)
 
 // Java's remark for an exception reply is "<exception>, <first stack
 // frame>". The request failed inside the event scheduler and came back

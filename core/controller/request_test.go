@@ -114,11 +114,11 @@ func TestDecideFromDecodedFrames(t *testing.T) {
 		}
 		body, _ := st.Req.Body()
 		env := Env{Live: live, Now: now}
-		fromCmd, ok := s.Decide(cmd.Code, &cmd, cmd.Body, env)
+		fromCmd, ok := s.decide(cmd.Code, &cmd, cmd.Body, env)
 		if !ok {
 			continue
 		}
-		fromHeader, _ := s.Decide(h.Code, &h, body, env)
+		fromHeader, _ := s.decide(h.Code, &h, body, env)
 		if !reflect.DeepEqual(fromCmd, fromHeader) {
 			t.Fatalf("%s opaque %d: from the frame %+v, from the header %+v", st.Req.File, h.Opaque, fromCmd, fromHeader)
 		}

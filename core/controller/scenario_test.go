@@ -7,21 +7,24 @@
 // Commands:
 //
 //	at <ms>                              set the clock
-//	hb <name> <id> [k=v...]              a heartbeat (cluster, addr, epoch, offset, prio, timeout, conn)
+//	hb <name> <id> [k=v...]              a heartbeat (cluster, addr, epoch, offset, prio, timeout, conn, host, owner)
 //	close <name> <id>                    the connection of that broker's heartbeats closes
+//	close conn=<n>                       connection n closes
 //	expire                               the expiry scan
 //	scan                                 the leader's inactive-master scan
 //	req <code|alias> [k=v...] [body=...] decide a request, then commit its events
 //	decide <code|alias> ...              decide without committing; commit applies them later
 //	commit                               apply the events of earlier decides, in order
 //	trigger <name>                       a controller-triggered election, committed
-//	set unclean=<bool>                   enableElectUncleanMaster
+//	set [unclean=<bool>] [maxlive=<n>]   enableElectUncleanMaster, Liveness.Max,
+//	    [maxsets=<n>] [perset=<n>]       Settings.MaxBrokerSets, MaxBrokersPerSet
 //	state [name...]                      the replicated state
 //	live <name> <id>                     what the liveness table holds
 //
 // A heartbeat's defaults: cluster DefaultCluster, addr 127.0.0.1:309<id>1,
-// epoch -1, offset -1, prio 2147483647, timeout 10000, and one connection
-// per broker (conn=N to share one). Aliases: alter 1001, elect 1002,
+// epoch -1, offset -1, prio 2147483647, timeout 10000, one connection per
+// broker (conn=N to share one) from host 127.0.0.1, not signed by an owner
+// (owner=true); a refused heartbeat prints why. Aliases: alter 1001, elect 1002,
 // register 1003, replica 1004, syncdata 1006, clean 1011, nextid 1012,
 // applyid 1013, heartbeat 904 (answered as a non-oneway request).
 
@@ -31,6 +34,7 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -223,11 +227,27 @@ func (h *harness) run(cmd string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		h.settings.EnableElectUncleanMaster = m["unclean"] == "true"
+		if v, ok := m["unclean"]; ok {
+			h.settings.EnableElectUncleanMaster = v == "true"
+		}
+		for key, dst := range map[string]*int{"maxlive": &h.live.Max, "maxsets": &h.settings.MaxBrokerSets, "perset": &h.settings.MaxBrokersPerSet} {
+			if v, ok := m[key]; ok {
+				if *dst, err = strconv.Atoi(v); err != nil {
+					return nil, err
+				}
+			}
+		}
 		return nil, nil
 	case "hb":
 		return h.heartbeat(rest)
 	case "close":
+		if v, ok := strings.CutPrefix(rest, "conn="); ok {
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				return nil, err
+			}
+			return h.inactive(h.live.ConnClosed(n)), nil
+		}
 		name, id, _ := strings.Cut(rest, " ")
 		return h.inactive(h.live.ConnClosed(h.conn(name, id))), nil
 	case "expire":
@@ -255,7 +275,7 @@ func (h *harness) run(cmd string) ([]string, error) {
 			r := HeartbeatReply(&hb)
 			return formatDecision(h, Decision{Reply: r}), nil
 		}
-		d, ok := h.s.Decide(c, MapFields(m), b, h.env())
+		d, ok := h.s.decide(c, MapFields(m), b, h.env())
 		if !ok {
 			return nil, fmt.Errorf("code %d is not decided here", c)
 		}
@@ -330,18 +350,31 @@ func (h *harness) heartbeat(args string) ([]string, error) {
 			f[alias] = v
 		}
 	}
-	conn := h.conn(name, id)
+	from := Origin{Conn: h.conn(name, id), Host: netip.MustParseAddr("127.0.0.1"), Owner: m["owner"] == "true"}
 	if v, ok := m["conn"]; ok {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
 			return nil, err
 		}
-		conn = n
-		h.conns[[2]string{name, id}] = n
+		from.Conn = n
+	}
+	if v, ok := m["host"]; ok {
+		a, err := netip.ParseAddr(v)
+		if err != nil {
+			return nil, err
+		}
+		from.Host = a
 	}
 	var hb Heartbeat
 	ParseHeartbeat(f, &hb)
-	h.live.Heartbeat(&hb, conn, h.now)
+	switch h.live.Record(&hb, from, h.now) {
+	case HeartbeatHeld:
+		in, _ := h.live.Info(LiveKey{hb.ClusterName, hb.BrokerName, hb.BrokerID})
+		return []string{fmt.Sprintf("refused: held by conn=%d host=%s", in.Conn, in.Host)}, nil
+	case HeartbeatFull:
+		return []string{fmt.Sprintf("refused: the table holds %d brokers", h.live.Len())}, nil
+	}
+	h.conns[[2]string{name, id}] = from.Conn
 	return nil, nil
 }
 

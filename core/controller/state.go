@@ -115,6 +115,14 @@ func (s *State) Names() []string {
 	return names
 }
 
+// Registered reports whether id is bound in the set named brokerName,
+// created by cluster: the brokers whose heartbeats a node's liveness table
+// always admits.
+func (s *State) Registered(cluster, brokerName string, id int64) bool {
+	g, ok := s.groups[brokerName]
+	return ok && g.Cluster == cluster && g.Registered(id)
+}
+
 // IsMaster reports whether id is the recorded master of the set named
 // brokerName. This is Java's test when a broker becomes inactive (its
 // connection closed or its heartbeats stopped): only the master's loss

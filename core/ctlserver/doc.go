@@ -20,24 +20,26 @@
 //
 // # Running it
 //
-// Standalone and embedded runs are the same calls: parse the membership
-// from the Java keys (membership.Parse), start from DefaultConfig, set what
-// the properties file says, then New, Start, and Shutdown on the way out.
-// Embedded in the NameServer, set ReplyVersion to codec.ServerVersion (479)
-// as Java does, and start the node after the NameServer's own listener;
-// the two share nothing but the process. WriteMetrics and Readiness
+// Standalone and embedded runs are the same calls: the node's settings
+// from the configuration keys (config.Config.Controller, which parses the
+// membership too; DefaultConfig for Java's defaults), the process's TLS
+// material and policy added, then New, Start, and Shutdown on the way out.
+// Embedded in the NameServer the node answers with codec.ServerVersion
+// (479), as Java does; start it after the NameServer's own listener: the
+// two share nothing but the process. WriteMetrics and Readiness
 // (RegisterAdmin adds both to an adminhttp listener) serve /metrics and
-// /readyz; Stats and Groups feed them and the status page. FromConfig
-// makes a Config of the Java keys as core/config reads them, and
-// FileConfig is the ConfigStore that persists 1009 under the NameServer's
-// rules for 318; cmd/namesrv runs the node.
+// /readyz; Stats and Groups feed them and the status page. 1009 and 1010
+// follow config's rules for 318 and 319 (config.Controller.RuntimeUpdate,
+// PersistUpdate, Properties); cmd/namesrv runs the node.
 //
 // # Who answers what
+//
+// The code table (codes.go) says it for each code, by its class:
 //
 //   - 904 heartbeats, on every node, into that node's liveness table (as
 //     Java's DLedger mode; liveness is never replicated, jRaft style
 //     included). 1005 on every node from its raft view. 1009 and 1010 on
-//     every node from its ConfigStore.
+//     every node from its own settings.
 //   - 1001-1004, 1006, 1011-1013 on the ready leader only (elected, and its
 //     barrier applied); any other node answers 2007. Reads (1004, 1006,
 //     1012) are decided at once from the leader's state (behind an empty
@@ -51,6 +53,20 @@
 //     shutdown: the outcome is unknown, and the next decision waits for a
 //     barrier so it cannot contradict the entry if it commits).
 //   - Everything else: 3 REQUEST_CODE_NOT_SUPPORTED.
+//
+// # Who may ask
+//
+// Config.Auth is the NameServer's authorization policy (core/auth), and
+// the code table (codes.go) gives each request its class: what brokers
+// send in their run (904, 1001, 1003, 1013, a broker's own 1002) is a
+// broker code, an operator's 1002 (designateElect), 1009 and 1011 are
+// admin codes, 1010 a config read, and 1004, 1005, 1006, 1012 stay open. A refusal is the
+// NameServer's NO_PERMISSION and changes nothing. Apart from the policy, a
+// 904 never takes over a broker another connection holds unless it comes
+// from the same host, the broker's heartbeats expired, or an account that
+// owns the broker signed it (controller.Liveness.Record); and the state
+// is bounded (MaxBrokerSets, MaxBrokersPerSet, MaxLiveBrokers,
+// controller.MaxFieldBytes). Refusals are counted by reason (refusals.go).
 //
 // # Liveness and elections
 //
@@ -96,6 +112,7 @@
 // A controller-triggered election retries only a failed commit (Java
 // retries any answer but SUCCESS, which here would repeat the same
 // decision); a closed connection drops every broker that heartbeated on
-// it; UPDATE_CONTROLLER_CONFIG is all or nothing. The answers on the wire
-// are Java's.
+// it; UPDATE_CONTROLLER_CONFIG is all or nothing; the authorization,
+// heartbeat and bound refusals above are not Java's (its controller has
+// none). The other answers on the wire are Java's.
 package ctlserver

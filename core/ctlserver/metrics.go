@@ -20,38 +20,27 @@ import (
 // stays apart from the NameServer's in one process.
 const MetricsPrefix = "rocketns_controller_"
 
-// Request classes of the latency histogram.
+// Request classes, the label of the latency histogram. A code's class
+// (in the code table) also says where it is answered.
 const (
-	classHeartbeat = iota // 904
-	classLeader           // the leader requests: reads and writes
-	classNode             // 1005, 1009, 1010 and anything else
+	classHeartbeat = iota // 904: on every node, into its own liveness table
+	classLeader           // by the ready leader from the state; 2007 on any other node
+	classNode             // on every node from its own view (1005, 1009, 1010), and unknown codes
 )
 
 var requestClasses = []string{"heartbeat", "leader", "node"}
 
 // requestMetrics builds the node's request counters from its code table.
-func requestMetrics(routes []int32) (*metrics.Requests, error) {
+func requestMetrics(codes []requestCode) (*metrics.Requests, error) {
 	o := metrics.RequestOptions{
 		Prefix:       MetricsPrefix,
 		Classes:      requestClasses,
 		UnknownClass: classNode,
-		Responses: []metrics.Response{
-			{Code: codec.SystemError, Name: "SYSTEM_ERROR"},
-			{Code: codec.SystemBusy, Name: "SYSTEM_BUSY"},
-			{Code: codec.RequestCodeNotSupported, Name: "REQUEST_CODE_NOT_SUPPORTED"},
-			{Code: codec.NoPermission, Name: "NO_PERMISSION"},
-			{Code: codec.ControllerNotLeader, Name: "CONTROLLER_NOT_LEADER"},
-		},
+		Responses: metrics.Responses(codec.SystemError, codec.SystemBusy, codec.RequestCodeNotSupported,
+			codec.NoPermission, codec.ControllerNotLeader),
 	}
-	for _, code := range routes {
-		class := classLeader
-		switch code {
-		case codec.BrokerHeartbeat:
-			class = classHeartbeat
-		case codec.ControllerGetMetadataInfo, codec.UpdateControllerConfig, codec.GetControllerConfig:
-			class = classNode
-		}
-		o.Codes = append(o.Codes, metrics.Code{Code: code, Name: codec.ControllerRequestCodeName(code), Class: class})
+	for _, c := range codes {
+		o.Codes = append(o.Codes, metrics.Code{Code: c.code, Name: codec.RequestCodeName(c.code), Class: c.class})
 	}
 	return metrics.NewRequests(o)
 }
@@ -88,11 +77,14 @@ var scrapeFamilies = func() []metrics.Family {
 		g("raft_voters", "Voting members in raft's configuration."),
 		g("raft_membership_mismatch", "1 when raft's membership differs from the configured peers."),
 		g("raft_last_contact_seconds", "Seconds since a follower last heard from its leader."),
+		c("raft_refused_connections_total", "Raft connections closed before raft saw them: from no member's address, past a connection cap, or failing the opening exchange (the cluster secret, TLS, a non-member's id)."),
+		c("raft_refused_rpcs_total", "Raft RPCs refused: from a non-member, with an absurd term, or a TimeoutNow not from the current leader."),
 		c("elections_total", "Elections this node decided as leader, by result: success (a new master), still_exist (2011), failed (2012), cleared (2004, no candidate).", "result"),
 		c("notifications_total", "NOTIFY_BROKER_ROLE_CHANGED (1008) notices, by result: sent, or failed (broker unreachable).", "result"),
 		c("overloaded_total", "Leader requests refused with SYSTEM_BUSY (queue full)."),
 		c("unknown_outcomes_total", "Writes whose commit timed out or lost the leadership (answered SYSTEM_ERROR; they may still apply)."),
 		c("reannounced_total", "Masters announced again because their election's notice was never sent."),
+		c("refusals_total", "Requests refused before they changed anything, by reason: an authorization reason (address, unsigned, unknown_account, bad_signature, role, binding, not_strict, stale, replay, replay_cache_full, foreign), heartbeat_takeover, or a bound (broker_sets, brokers_per_set, liveness, field_size).", "reason"),
 		g("groups", "Broker sets in the replicated state."),
 		g("groups_without_master", "Broker sets with no master recorded."),
 		g("brokers_alive", "Brokers this node heard from within their heartbeat timeout."),
@@ -130,6 +122,8 @@ func (s *Server) collect(e metrics.Emitter) {
 	emit("raft_last_snapshot_index", float64(st.Raft.LastSnapshotIndex))
 	emit("raft_voters", float64(st.Raft.Voters))
 	emit("raft_membership_mismatch", b(st.Raft.MembershipMismatch))
+	emit("raft_refused_connections_total", float64(st.Raft.RefusedConnections))
+	emit("raft_refused_rpcs_total", float64(st.Raft.RefusedRPCs))
 	if !st.Raft.LastContact.IsZero() {
 		emit("raft_last_contact_seconds", s.cfg.Clock().Sub(st.Raft.LastContact).Seconds())
 	}
@@ -143,6 +137,9 @@ func (s *Server) collect(e metrics.Emitter) {
 	emit("overloaded_total", float64(st.Overloaded))
 	emit("unknown_outcomes_total", float64(st.UnknownOutcomes))
 	emit("reannounced_total", float64(st.Reannounced))
+	for i := range s.counts.refusals {
+		emit("refusals_total", float64(s.counts.refusals[i].Load()), refusalNames[i])
+	}
 	emit("groups", float64(st.Groups))
 	emit("groups_without_master", float64(st.GroupsWithoutMaster))
 	emit("brokers_alive", float64(st.BrokersAlive))

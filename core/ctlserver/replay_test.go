@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rocketns/rocketns/codec"
+	"github.com/rocketns/rocketns/core/auth"
 	"github.com/rocketns/rocketns/core/controller/controllertest"
 	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 )
@@ -22,7 +23,12 @@ import (
 // recordedPort is the controller port of the recordings.
 const recordedPort = "28878"
 
-func TestReplayVectorsOverTheWire(t *testing.T) {
+func TestReplayVectorsOverTheWire(t *testing.T) { replayRecorded(t, nil, nil) }
+
+// replayRecorded replays the recordings against a node enforcing policy
+// (nil: none), each recorded connection dialled from hostOf(conn) (nil:
+// the default loopback address).
+func replayRecorded(t *testing.T, policy *auth.Policy, hostOf func(conn int) string) {
 	steps, err := controllertest.Script()
 	if err != nil {
 		t.Fatal(err)
@@ -30,6 +36,7 @@ func TestReplayVectorsOverTheWire(t *testing.T) {
 	clock := &fakeClock{}
 	clock.Set(steps[0].Req.TS)
 	s := single(t, func(c *Config) {
+		c.Auth = policy
 		// 1010 lists Java's defaults, as the recorded node ran them.
 		java := *c
 		c.Settings = NewMemoryConfig(&java, map[string]string{
@@ -53,6 +60,9 @@ func TestReplayVectorsOverTheWire(t *testing.T) {
 			return w
 		}
 		w := remotingtest.Dial(t, s.Addr().String())
+		if hostOf != nil {
+			w = dialFrom(t, hostOf(conn), s.Addr().String())
+		}
 		conns[conn] = w
 		return w
 	}
@@ -83,7 +93,7 @@ func TestReplayVectorsOverTheWire(t *testing.T) {
 		}
 		w := wire(st.Req.Conn)
 		w.SendRaw(raw)
-		where := st.Req.File + " " + codec.ControllerRequestCodeName(h.Code)
+		where := st.Req.File + " " + codec.RequestCodeName(h.Code)
 		if st.Resp == nil {
 			// Oneway: served (sync sees the effects) and never answered.
 			sync(w, where)

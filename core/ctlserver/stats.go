@@ -21,6 +21,8 @@ type counters struct {
 	unknownOutcome, reannounced atomic.Uint64
 	// reconciles counts the reconcile passes finished (tests).
 	reconciles atomic.Uint64
+	// refusals counts the requests refused before they changed anything.
+	refusals refusalCounts
 }
 
 // election counts one committed 1002 decision by its answer.
@@ -140,10 +142,17 @@ type Group struct {
 
 // Groups returns every broker set, by name, with its members' liveness on
 // this node.
-func (s *Server) Groups() []Group {
+func (s *Server) Groups() []Group { return s.GroupsUpTo(-1) }
+
+// GroupsUpTo is Groups cut to the first n sets by name (all when n is
+// negative): a status page's view costs what it shows.
+func (s *Server) GroupsUpTo(n int) []Group {
 	var out []Group
 	s.fsm.Read(func(state *controller.State) {
 		names := state.Names()
+		if n >= 0 && n < len(names) {
+			names = names[:n]
+		}
 		out = make([]Group, 0, len(names))
 		for _, name := range names {
 			g, _ := state.Group(name)

@@ -97,6 +97,9 @@ func (s *Server) commit(code int32, d decider, barrier bool) (controller.Decisio
 	if code == codec.ControllerElectMaster {
 		s.counts.election(dec.Reply.Code)
 	}
+	if dec.Bound != controller.BoundNone {
+		s.boundRefused(code, dec)
+	}
 	if dec.RoleChange != nil {
 		s.roleChanged(dec.RoleChange)
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/rocketns/rocketns/codec"
 )
 
 // Code is one request code with counters of its own.
@@ -22,6 +24,16 @@ type Code struct {
 type Response struct {
 	Code int32
 	Name string
+}
+
+// Responses are codes under their Java names (codec.ResponseCodeName), the
+// usual RequestOptions.Responses.
+func Responses(codes ...int32) []Response {
+	r := make([]Response, len(codes))
+	for i, c := range codes {
+		r[i] = Response{Code: c, Name: codec.ResponseCodeName(c)}
+	}
+	return r
 }
 
 // RequestOptions describe a listener's request metrics.

@@ -19,11 +19,23 @@
 //     peers (ServeAddr), which need not be the raft address.
 //   - The transport: every raft connection starts with Preamble. A listener
 //     shared with the remoting protocol recognises it and hands the
-//     connection to StreamLayer.Handoff; ListenStream owns a port of its own
-//     instead. Accept checks and strips the preamble either way and answers
-//     it with PreambleAck, which Dial waits for before raft sends anything:
-//     a listener that sniffs the preamble may take the connection off its
-//     poller, and bytes in flight at that moment could be lost.
+//     connection to StreamLayer.Handoff; a layer made with
+//     StreamOptions.Bind owns a port of its own instead. Either way a
+//     connection is accepted only from a member's address (the hosts of the
+//     configured peers and of raft's membership, resolved as connections
+//     come, so late-resolving names work) and only after the opening
+//     exchange of handshake.go: the acknowledgement, which the dialer waits
+//     for before raft sends anything (a listener that sniffs the preamble
+//     may take the connection off its poller, and bytes in flight at that
+//     moment could be lost), each side's id, which must be a member's, and,
+//     when configured, a cluster secret proven both ways and mutual TLS.
+//     The own listener caps its connections; an accepted connection silent
+//     for DefaultIdleTimeout is closed, and a dialed one raft kept pooled
+//     is replaced before it could meet that close. A membership change
+//     closes the removed members' connections.
+//   - The transport guard (guard.go): raft reads RPCs through a wrapper that
+//     refuses, from any sender, a term that would wrap or jump absurdly, an
+//     RPC from a non-member, and a TimeoutNow not from the current leader.
 //   - Bootstrap and membership: a node whose store is empty bootstraps the
 //     configured peers (every member may, with the same list); a node with
 //     state keeps raft's membership from its log and logs any difference

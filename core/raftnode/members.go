@@ -178,3 +178,49 @@ func (n *Node) Members() ([]Peer, error) {
 	}
 	return out, nil
 }
+
+// What the stream layer and the transport guard read of the node
+// (memberSource, guardView); they run before New has set n.raft.
+
+func (n *Node) selfID() string { return n.cfg.ID }
+
+// members are the configured peers and every server of raft's latest
+// configuration: a peer accepted by either. A member added by the log is
+// accepted at once; one removed is refused once it is in neither (its
+// node's configuration changed, and raft's membership with it).
+func (n *Node) members() []Peer {
+	out := make([]Peer, 0, 2*len(n.cfg.Peers))
+	out = append(out, n.cfg.Peers...)
+	if r := n.raftp.Load(); r != nil {
+		for _, s := range r.GetConfiguration().Configuration().Servers {
+			out = append(out, Peer{ID: string(s.ID), RaftAddr: string(s.Address)})
+		}
+	}
+	return out
+}
+
+func (n *Node) term() uint64 {
+	if r := n.raftp.Load(); r != nil {
+		return r.CurrentTerm()
+	}
+	return 0
+}
+
+func (n *Node) state() raft.RaftState {
+	if r := n.raftp.Load(); r != nil {
+		return r.State()
+	}
+	return raft.Shutdown
+}
+
+func (n *Node) leader() (raft.ServerAddress, raft.ServerID) {
+	if r := n.raftp.Load(); r != nil {
+		return r.LeaderWithID()
+	}
+	return "", ""
+}
+
+// configIndex is the index of raft's latest configuration.
+func (n *Node) configIndex() uint64 {
+	return n.raft.GetConfiguration().Index()
+}

@@ -33,10 +33,21 @@ type Peer struct {
 // Defaults for a LAN controller group: a dead leader is noticed after one to
 // two heartbeat timeouts and a new one elected within about one more, so a
 // leader change takes 1-2 s (DLedger's defaults take ~7.5 s, jRaft's ~13 s).
+//
+// The leader lease defaults to the heartbeat timeout (Config.withDefaults).
+// raft's leader steps down when no quorum has answered its heartbeats
+// (sent every tenth to fifth of the heartbeat timeout) within the lease, so
+// the lease minus that interval is how long the nodes' processes may wait
+// for CPU before the leader gives up a healthy group. Followers wait at
+// least the heartbeat timeout before they ask for votes (and pre-vote
+// keeps a lone one from winning), so a shorter lease buys no faster
+// failover. A 250 ms lease left 150-200 ms, which a 2-core machine running
+// builds and race-detector tests exceeded every minute or so (processes
+// unscheduled for 250-800 ms; see BENCHMARKS.md), each time an election.
 const (
 	DefaultHeartbeatTimeout   = 500 * time.Millisecond
 	DefaultElectionTimeout    = 500 * time.Millisecond
-	DefaultLeaderLeaseTimeout = 250 * time.Millisecond
+	DefaultLeaderLeaseTimeout = DefaultHeartbeatTimeout
 	DefaultCommitTimeout      = 50 * time.Millisecond
 	DefaultRPCTimeout         = 2 * time.Second
 	DefaultApplyTimeout       = 5 * time.Second
@@ -65,14 +76,18 @@ type Config struct {
 	// ignored.
 	InMemory bool
 
-	// Stream carries raft traffic over TCP (NewStreamLayer or ListenStream).
+	// Stream carries raft traffic over TCP (NewStream). The node attaches
+	// its membership to it: only members' addresses and ids are accepted.
 	// Transport, when set instead, is used as is (tests pass raft's
-	// in-memory transport). The node closes either on Close.
+	// in-memory transport). Either way raft sees it through the transport
+	// guard (guard.go). The node closes either on Close.
 	Stream    *StreamLayer
 	Transport raft.Transport
 
-	HeartbeatTimeout   time.Duration
-	ElectionTimeout    time.Duration
+	HeartbeatTimeout time.Duration
+	ElectionTimeout  time.Duration
+	// LeaderLeaseTimeout is how long the leader keeps leading without
+	// answers from a quorum; zero takes HeartbeatTimeout.
 	LeaderLeaseTimeout time.Duration
 	CommitTimeout      time.Duration
 	// RPCTimeout bounds one raft RPC on the network transport (dial included).
@@ -101,6 +116,9 @@ type Config struct {
 	OnLeadership func(ready bool)
 
 	Logger *slog.Logger
+
+	// wrapLogs, when set, wraps the bbolt log store (tests stall it).
+	wrapLogs func(raft.LogStore) raft.LogStore
 }
 
 func (c *Config) withDefaults() {
@@ -111,7 +129,9 @@ func (c *Config) withDefaults() {
 	}
 	def(&c.HeartbeatTimeout, DefaultHeartbeatTimeout)
 	def(&c.ElectionTimeout, DefaultElectionTimeout)
-	def(&c.LeaderLeaseTimeout, DefaultLeaderLeaseTimeout)
+	// A raised heartbeat timeout raises the lease with it (see the
+	// defaults above).
+	def(&c.LeaderLeaseTimeout, c.HeartbeatTimeout)
 	def(&c.CommitTimeout, DefaultCommitTimeout)
 	def(&c.RPCTimeout, DefaultRPCTimeout)
 	def(&c.ApplyTimeout, DefaultApplyTimeout)
@@ -170,6 +190,10 @@ type Node struct {
 	log   *slog.Logger
 	raft  *raft.Raft
 	peers map[string]Peer // configured, by id
+	// raftp is raft once started, for the stream layer and the guard,
+	// which run before New returns.
+	raftp atomic.Pointer[raft.Raft]
+	guard *guard
 
 	lock  *dirLock
 	store *boltStore // nil in memory
@@ -187,6 +211,7 @@ type Node struct {
 	seq       atomic.Uint64
 	waiters   sync.Map // reqKey -> chan any
 	mismatch  atomic.Bool
+	health    *peerHealth // peers.go
 	stop      chan struct{}
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -233,20 +258,26 @@ func New(cfg Config, fsm FSM) (_ *Node, err error) {
 			return nil, fmt.Errorf("raft snapshot store: %w", err)
 		}
 		logs, stable = n.store, n.store
+		if cfg.wrapLogs != nil {
+			logs = cfg.wrapLogs(logs)
+		}
 		if fresh {
 			n.warnForeignStore()
 		}
 	}
 
-	trans := cfg.Transport
-	if trans == nil {
-		trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+	inner := cfg.Transport
+	if inner == nil {
+		cfg.Stream.attach(n)
+		inner = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 			Stream:  cfg.Stream,
 			MaxPool: 3,
 			Timeout: cfg.RPCTimeout,
 			Logger:  newHCLog(n.log),
 		})
 	}
+	var trans raft.Transport
+	n.guard, trans = newGuard(inner, n.log)
 
 	n.notifyCh = make(chan bool, 8)
 	rc := raft.DefaultConfig()
@@ -281,9 +312,12 @@ func New(cfg Config, fsm FSM) (_ *Node, err error) {
 		}
 		return nil, fmt.Errorf("raft start: %w", err)
 	}
+	n.raftp.Store(n.raft)
+	n.guard.start(n)
 	if has {
 		n.checkMembership()
 	}
+	n.watchPeers()
 	n.wg.Add(1)
 	go n.monitor()
 	return n, nil
@@ -418,7 +452,12 @@ func (n *Node) monitor() {
 		cancel      context.CancelFunc = func() {}
 		ready       bool
 		barrierDone = make(chan barrierResult, 1)
+		// A membership change closes the stream connections of members
+		// it removed; raft tells nobody but the leader, so it is polled.
+		watch     = time.NewTicker(membershipPoll)
+		lastIndex = n.configIndex()
 	)
+	defer watch.Stop()
 	lose := func() {
 		cancel()
 		cancel = func() {}
@@ -461,12 +500,22 @@ func (n *Node) monitor() {
 			}
 			n.wg.Add(1)
 			go n.leaderMembership()
+		case <-watch.C:
+			if idx := n.configIndex(); idx != lastIndex {
+				lastIndex = idx
+				if n.cfg.Stream != nil {
+					n.cfg.Stream.revalidate()
+				}
+			}
 		case <-n.stop:
 			lose()
 			return
 		}
 	}
 }
+
+// membershipPoll is how often the monitor looks for a membership change.
+const membershipPoll = 500 * time.Millisecond
 
 type barrierResult struct {
 	gen, term uint64

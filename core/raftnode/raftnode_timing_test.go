@@ -15,14 +15,17 @@ import (
 // loopGroup is a 3-node group on loopback TCP with bbolt stores, whose
 // members can be stopped and restarted on the same ports.
 type loopGroup struct {
-	tb    testing.TB
-	peers []Peer
-	dirs  []string
-	nodes []*Node
+	tb     testing.TB
+	peers  []Peer
+	dirs   []string
+	nodes  []*Node
+	mutate func(*Config) // applied to each node's configuration, if set
 }
 
-func newLoopGroup(tb testing.TB, n int) *loopGroup {
-	g := &loopGroup{tb: tb, nodes: make([]*Node, n)}
+func newLoopGroup(tb testing.TB, n int) *loopGroup { return newLoopGroupWith(tb, n, nil) }
+
+func newLoopGroupWith(tb testing.TB, n int, mutate func(*Config)) *loopGroup {
+	g := &loopGroup{tb: tb, nodes: make([]*Node, n), mutate: mutate}
 	var streams []*StreamLayer
 	for i := range n {
 		st, err := ListenStream("127.0.0.1:0", "", testLogger(tb))
@@ -60,7 +63,11 @@ func (g *loopGroup) start(i int, st *StreamLayer) {
 			g.tb.Fatal(err)
 		}
 	}
-	n, err := New(Config{ID: g.peers[i].ID, Peers: g.peers, Dir: g.dirs[i], Stream: st, Logger: testLogger(g.tb)}, &recFSM{})
+	cfg := Config{ID: g.peers[i].ID, Peers: g.peers, Dir: g.dirs[i], Stream: st, Logger: testLogger(g.tb)}
+	if g.mutate != nil {
+		g.mutate(&cfg)
+	}
+	n, err := New(cfg, &recFSM{})
 	if err != nil {
 		g.tb.Fatal(err)
 	}

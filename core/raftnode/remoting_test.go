@@ -128,6 +128,7 @@ func TestDialThroughRemotingSniffer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer dialer.Close()
+	attachLoopback(st, dialer)
 
 	stop := make(chan struct{})
 	var remotingErr error

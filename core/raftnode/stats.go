@@ -23,11 +23,23 @@ type Stats struct {
 	// never, or on the leader itself).
 	LastContact time.Time
 	LeaderID    string // empty when no leader is known
+	// LeaderAddr is the leader's broker-facing address (what 1005 names),
+	// empty when no leader is known or it is not a configured peer.
+	LeaderAddr string
+	// Peers are the configured peers, with their health on the leader.
+	Peers []PeerStats
 	// Voters is the number of voting members in raft's configuration.
 	Voters int
 	// MembershipMismatch is set when raft's membership differs from the
 	// configured peers (last checked at start and on each election won).
 	MembershipMismatch bool
+	// RefusedConnections counts the raft connections closed before raft
+	// saw them: from no member's address, past a cap, or failing the
+	// opening exchange (the cluster secret, TLS, a non-member's id).
+	RefusedConnections int64
+	// RefusedRPCs counts the RPCs the transport guard refused: from a
+	// non-member, with an absurd term, a TimeoutNow not from the leader.
+	RefusedRPCs int64
 }
 
 // Stats returns the node's figures.
@@ -41,7 +53,13 @@ func (n *Node) Stats() Stats {
 		CommitIndex:        n.raft.CommitIndex(),
 		AppliedIndex:       n.raft.AppliedIndex(),
 		LeaderID:           string(id),
+		LeaderAddr:         n.peers[string(id)].ServeAddr,
 		MembershipMismatch: n.mismatch.Load(),
+		Peers:              n.peerStats(string(id)),
+		RefusedRPCs:        n.guard.refused.Load(),
+	}
+	if n.cfg.Stream != nil {
+		st.RefusedConnections = n.cfg.Stream.Stats().Refused
 	}
 	if n.raft.State() != raft.Leader {
 		st.LastContact = n.raft.LastContact()

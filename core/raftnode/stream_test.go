@@ -32,6 +32,7 @@ func TestStreamRefusesWithoutPreamble(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	attachLoopback(s)
 	accepted := make(chan net.Conn, 4)
 	go func() {
 		for {
@@ -65,12 +66,12 @@ func TestStreamRefusesWithoutPreamble(t *testing.T) {
 			}
 			return
 		}
-		// The acceptor acknowledges the preamble before anything else.
-		c.SetReadDeadline(time.Now().Add(10 * time.Second))
-		ack := make([]byte, len(PreambleAck))
-		if _, err := io.ReadFull(c, ack); err != nil || string(ack) != PreambleAck {
-			t.Fatalf("acknowledgement %q, %v", ack, err)
+		// The acceptor acknowledges the preamble before anything else;
+		// the rest of the exchange follows.
+		if err := finishDial(c, "t", nil); err != nil {
+			t.Fatal(err)
 		}
+		c.Write([]byte("x"))
 		select {
 		case a := <-accepted:
 			// The preamble is stripped: the first byte raft reads is ours.
@@ -87,8 +88,9 @@ func TestStreamRefusesWithoutPreamble(t *testing.T) {
 	f([]byte{0, 0, 0, 20, 0, 0, 0, 10}, false) // a remoting frame
 	f([]byte{0x16, 3, 1, 0, 0xc8}, false)      // a TLS hello
 	f([]byte("RNSRAFT1"), false)               // another generation
+	f([]byte("RNSRAFT2"), false)               // the previous one, without the hello
 	f([]byte("RNS"), false)                    // then silence: the close comes from the peer's close below... or the deadline
-	f([]byte(Preamble+"x"), true)
+	f([]byte(Preamble), true)
 	// Split across writes, byte by byte.
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -98,7 +100,9 @@ func TestStreamRefusesWithoutPreamble(t *testing.T) {
 		c.Write([]byte{Preamble[i]})
 		time.Sleep(time.Millisecond)
 	}
-	c.Write([]byte("x"))
+	if err := finishDial(c, "t", nil); err != nil {
+		t.Fatal(err)
+	}
 	select {
 	case a := <-accepted:
 		a.Close()
@@ -119,9 +123,11 @@ func TestStreamDialSendsPreamble(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	attachLoopback(s)
 	// peer plays the accepting side: it reads the preamble, answers ack
 	// (after a pause, so a dialer that did not wait would be seen writing
-	// early) and reports everything it read.
+	// early), plays the rest of the exchange when ack is right, and
+	// reports everything raft sent.
 	peer := func(ack string) <-chan string {
 		got := make(chan string, 1)
 		go func() {
@@ -141,13 +147,22 @@ func TestStreamDialSendsPreamble(t *testing.T) {
 			}
 			c.SetReadDeadline(time.Now().Add(5 * time.Second))
 			io.WriteString(c, ack)
+			if ack == PreambleAck+"\x00" {
+				ours, _ := newHello("t")
+				writeHello(c, ours)
+				if theirs, err := readHello(c); err != nil || theirs.id != "t" {
+					got <- fmt.Sprintf("hello %q: %v", theirs.id, err)
+					return
+				}
+				c.Write([]byte{statusOK})
+			}
 			rest := make([]byte, 2)
 			io.ReadFull(c, rest)
 			got <- string(b) + string(rest)
 		}()
 		return got
 	}
-	got := peer(PreambleAck)
+	got := peer(PreambleAck + "\x00")
 	c, err := s.Dial(raft.ServerAddress(ln.Addr().String()), 5*time.Second)
 	if err != nil {
 		t.Fatal(err)

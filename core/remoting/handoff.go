@@ -55,6 +55,8 @@ type Sniffer struct {
 	// Serve runs on a goroutine of its own and owns nc: it may return at
 	// once and keep nc (a transport's Accept queue), and must close it
 	// when done. Shutdown closes every handed-off connection still open.
+	// A handed-off connection counts in MaxConnections and
+	// MaxConnectionsPerIP until it is closed.
 	Serve func(nc net.Conn)
 }
 
@@ -227,10 +229,13 @@ func (p *prefixConn) Read(b []byte) (int, error) {
 }
 
 // handedConn is a sniffed connection given to its protocol, remembered
-// until it is closed so that Shutdown can close it.
+// until it is closed so that Shutdown can close it. It counts in
+// MaxConnections and MaxConnectionsPerIP as long as it is open: a
+// protocol sharing the port must not be a way around the caps.
 type handedConn struct {
 	net.Conn
 	s    *Server
+	ip   string // for the per-address count; "" when not counted
 	once sync.Once
 	err  error
 }
@@ -239,20 +244,29 @@ func (h *handedConn) Close() error {
 	h.once.Do(func() {
 		h.err = h.Conn.Close()
 		h.s.connsMu.Lock()
-		delete(h.s.handed, h)
+		if _, ok := h.s.handed[h]; ok {
+			delete(h.s.handed, h)
+			h.s.dropIPLocked(h.ip)
+		}
 		h.s.connsMu.Unlock()
 	})
 	return h.err
 }
 
-// trackHanded remembers nc as handed off; during Shutdown it is closed at
-// once instead.
+// trackHanded remembers nc as handed off, counted in the caps (it passed
+// them at accept); during Shutdown it is closed at once instead.
 func (s *Server) trackHanded(nc net.Conn) net.Conn {
 	h := &handedConn{Conn: nc, s: s}
+	if s.limits.maxPerIP > 0 {
+		h.ip = peerIP(nc.RemoteAddr().String())
+	}
 	s.connsMu.Lock()
 	closing := s.closing.Load()
 	if !closing {
 		s.handed[h] = struct{}{}
+		if h.ip != "" {
+			s.perIP[h.ip]++
+		}
 	}
 	s.connsMu.Unlock()
 	if closing {

@@ -15,7 +15,8 @@ import (
 
 // addConn publishes c unless MaxConnections, or MaxConnectionsPerIP for
 // c's source address, is reached; perIP says which refused it.
-// Connections are counted whatever carries them, TLS included.
+// Connections are counted whatever carries them, TLS and those handed to a
+// sniffer's protocol included.
 func (s *Server) addConn(c *Conn) (ok, perIP bool) {
 	limit, ipLimit := s.limits.maxConns, s.limits.maxPerIP
 	if ipLimit > 0 {
@@ -23,7 +24,7 @@ func (s *Server) addConn(c *Conn) (ok, perIP bool) {
 	}
 	s.connsMu.Lock()
 	defer s.connsMu.Unlock()
-	if limit > 0 && len(s.conns) >= limit {
+	if limit > 0 && len(s.conns)+len(s.handed) >= limit {
 		return false, false
 	}
 	if ipLimit > 0 && s.perIP[c.ip] >= ipLimit {
@@ -47,13 +48,19 @@ func (s *Server) dropConnLocked(c *Conn) {
 		return
 	}
 	delete(s.conns, c.id)
-	if c.ip == "" {
+	s.dropIPLocked(c.ip)
+}
+
+// dropIPLocked takes one connection off ip's count ("" is not counted);
+// s.connsMu is held.
+func (s *Server) dropIPLocked(ip string) {
+	if ip == "" {
 		return
 	}
-	if n := s.perIP[c.ip] - 1; n > 0 {
-		s.perIP[c.ip] = n
+	if n := s.perIP[ip] - 1; n > 0 {
+		s.perIP[ip] = n
 	} else {
-		delete(s.perIP, c.ip)
+		delete(s.perIP, ip)
 	}
 }
 

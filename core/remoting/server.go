@@ -45,7 +45,8 @@ type Options struct {
 	// codec.DefaultMaxFrame. A longer frame closes the connection.
 	MaxFrame int
 	// MaxConnections closes connections at accept beyond this many; <= 0
-	// is no limit. TLS connections count, handed-off ones (Sniffers) do not.
+	// is no limit. TLS connections count, and so do those handed to a
+	// Sniffer's protocol until it closes them.
 	MaxConnections int
 	// MaxConnectionsPerIP closes connections at accept beyond this many
 	// from one source address (loopback included); <= 0 is no limit.

@@ -25,10 +25,18 @@ func (s *Server) newAdminHTTP() *adminhttp.Server {
 	a.Handle("GET /rocketmq/nsaddr", http.HandlerFunc(s.serveNsaddr))
 	hist := status.NewHistory(0, 0, s.historyCounts, time.Now)
 	a.Run(hist.Run)
-	a.Handle("/", status.New(status.Options{Routes: s.routes, Clock: time.Now, Info: s.statusInfo, History: hist,
-		CacheFor: status.DefaultCacheFor}))
+	o := status.Options{Routes: s.routes, Clock: time.Now, Info: s.statusInfo, History: hist, CacheFor: status.DefaultCacheFor}
+	if s.cfg.ControllerEnabled() {
+		// cmd/namesrv serves the embedded controller's page there.
+		o.ControllerPath = ControllerStatusPath
+	}
+	a.Handle("/", status.New(o))
 	return a
 }
+
+// ControllerStatusPath is where the admin listener serves the status page
+// of a controller embedded in the NameServer (enableControllerInNamesrv).
+const ControllerStatusPath = "/controller"
 
 // statusInfo is what the status page says of the process.
 func (s *Server) statusInfo() status.Info {

@@ -8,11 +8,9 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/core/auth"
-	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/core/remoting"
 )
 
@@ -28,9 +26,7 @@ type authState struct {
 }
 
 // authEnabled reports whether the configuration asks for any check.
-func (s *Server) authEnabled() bool {
-	return s.cfg.AuthorizationEnable || s.cfg.AdminAllowCIDRs != "" || s.cfg.BrokerAllowCIDRs != ""
-}
+func (s *Server) authEnabled() bool { return s.cfg.AuthEnabled() }
 
 // guard is the handler of c behind the authorization check c's class
 // needs; with authorization off, and for open codes, it is the handler
@@ -95,11 +91,17 @@ func (s *Server) refuseAuthorization(c *remoting.Conn, req, resp *codec.Command,
 		"account", d.AccessKey, "reason", d.Reason.String(), "oneway", req.IsOneway())
 }
 
+// AuthPolicy is the policy the NameServer's port enforces, built once from
+// the configuration: a controller embedded in the process enforces the
+// same one on its port (its accounts, networks and strict-signature replay
+// cache). With no authorization setting it refuses nothing.
+func (s *Server) AuthPolicy() (*auth.Policy, error) { return s.authPolicy() }
+
 // authPolicy builds the policy once.
 func (s *Server) authPolicy() (*auth.Policy, error) {
 	a := &s.admin.auth
 	a.once.Do(func() {
-		a.policy, a.err = buildPolicy(s.cfg)
+		a.policy, a.err = s.cfg.AuthPolicy()
 		if a.err != nil {
 			s.log.Error("authorization misconfigured: protected requests will be refused", "err", a.err)
 			return
@@ -132,32 +134,4 @@ func (s *Server) brokerAllowCIDRs() string {
 		return s.cfg.BrokerAllowCIDRs
 	}
 	return s.cfg.AdminAllowCIDRs
-}
-
-func buildPolicy(cfg *config.Config) (*auth.Policy, error) {
-	nets, err := auth.ParseCIDRs(cfg.AdminAllowCIDRs)
-	if err != nil {
-		return nil, err
-	}
-	brokers, err := auth.ParseCIDRs(cfg.BrokerAllowCIDRs)
-	if err != nil {
-		return nil, err
-	}
-	o := auth.Options{
-		Signatures:         cfg.AuthorizationEnable,
-		BrokerRegistration: cfg.AuthorizeBrokerRegistration,
-		AllowFrom:          nets,
-		BrokerAllowFrom:    brokers, // nil: the admin networks
-		Strict:             cfg.ACLStrictSignature,
-		StrictWindow:       time.Duration(cfg.ACLStrictWindowSeconds) * time.Second,
-	}
-	if cfg.AuthorizationEnable {
-		if cfg.ACLFile == "" {
-			return nil, errors.New("authorizationEnable=true needs aclFile")
-		}
-		if o.Accounts, err = auth.LoadAccounts(cfg.ACLFile); err != nil {
-			return nil, err
-		}
-	}
-	return auth.New(o)
 }

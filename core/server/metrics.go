@@ -23,14 +23,8 @@ import (
 const metricsPrefix = "rocketns_"
 
 // errorResponses are the response codes with an error label of their own.
-var errorResponses = []metrics.Response{
-	{Code: codec.SystemError, Name: "SYSTEM_ERROR"},
-	{Code: codec.SystemBusy, Name: "SYSTEM_BUSY"},
-	{Code: codec.RequestCodeNotSupported, Name: "REQUEST_CODE_NOT_SUPPORTED"},
-	{Code: codec.NoPermission, Name: "NO_PERMISSION"},
-	{Code: codec.TopicNotExist, Name: "TOPIC_NOT_EXIST"},
-	{Code: codec.QueryNotFound, Name: "QUERY_NOT_FOUND"},
-}
+var errorResponses = metrics.Responses(codec.SystemError, codec.SystemBusy, codec.RequestCodeNotSupported,
+	codec.NoPermission, codec.TopicNotExist, codec.QueryNotFound)
 
 // Label values of the NameServer's event counters. Each is a fixed set.
 var (

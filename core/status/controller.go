@@ -42,6 +42,23 @@ type ControllerRaft struct {
 	Mismatch     bool   `json:"membershipMismatch,omitempty"`
 	// LastContact is when a follower last heard from its leader.
 	LastContact time.Time `json:"-"`
+	// LeaderAddr is the leader's broker-facing address, as 1005 names it.
+	LeaderAddr string `json:"leaderAddress,omitempty"`
+	// Peers are the configured peers; their health is known on the leader.
+	Peers []ControllerPeer `json:"-"`
+}
+
+// ControllerPeer is one configured member of the group as the node sees it.
+type ControllerPeer struct {
+	ID, RaftAddr, ServeAddr string
+	Self, Leader            bool
+	// Tracked is set on the leader, which heartbeats every peer; Reachable,
+	// DownSince (the first failed heartbeat of the outage), LastContact
+	// (the last successful one before it) and Failures mean something only
+	// then.
+	Tracked, Reachable     bool
+	DownSince, LastContact time.Time
+	Failures               uint64
 }
 
 // ControllerElections counts the elections the node decided, by result.
@@ -88,6 +105,7 @@ type ctlHandler struct {
 // ControllerHandler serves the controller's status page at path ("/" on a
 // standalone controller, "/controller" beside the NameServer's page) from
 // view, called once per page; ?format=json answers the same data as JSON.
+// Both list the first DefaultMaxRows broker sets and count the others.
 // Other paths are 404, other methods 405.
 func ControllerHandler(view func() ControllerView, path string, now func() time.Time) http.Handler {
 	return &ctlHandler{view: view, path: path, now: now, tmpl: template.Must(template.New("controller").Parse(controllerHTML))}
@@ -95,17 +113,75 @@ func ControllerHandler(view func() ControllerView, path string, now func() time.
 
 // ctlPage is what both renderings show; "-" fields are text for the HTML.
 type ctlPage struct {
-	Now       int64     `json:"now"` // unix ms
-	Generated string    `json:"-"`
-	Node      ctlNode   `json:"node"`
-	Groups    []ctlSet  `json:"brokerSets"`
-	Counts    ctlCounts `json:"counts"`
+	Now       int64  `json:"now"` // unix ms
+	Generated string `json:"-"`
+	// NamesrvPath links the page of the NameServer the node is embedded
+	// in; empty on a standalone node.
+	NamesrvPath string    `json:"-"`
+	Node        ctlNode   `json:"node"`
+	Groups      []ctlSet  `json:"brokerSets"`
+	Counts      ctlCounts `json:"counts"`
+	// MoreSets counts the broker sets left out beyond MaxRows: the page's
+	// cost stays bounded however many sets the controller holds.
+	MoreSets int `json:"moreBrokerSets,omitempty"`
+	MaxRows  int `json:"-"`
 }
 
 type ctlNode struct {
 	ID string `json:"id"`
 	ControllerRaft
-	ContactAgo string `json:"-"`
+	ContactAgo string    `json:"-"`
+	Peers      []ctlPeer `json:"peers"`
+}
+
+type ctlPeer struct {
+	ID        string `json:"id"`
+	RaftAddr  string `json:"raftAddress"`
+	ServeAddr string `json:"address"`
+	Self      bool   `json:"self"`
+	Leader    bool   `json:"leader"`
+	// Reachable is absent where health is not known (not the leader).
+	Reachable   *bool  `json:"reachable,omitempty"`
+	DownSince   int64  `json:"downSince,omitempty"`   // unix ms
+	LastContact int64  `json:"lastContact,omitempty"` // unix ms
+	Failures    uint64 `json:"failedHeartbeats,omitempty"`
+	Down        bool   `json:"-"`
+	Role        string `json:"-"`
+	Health      string `json:"-"`
+}
+
+// peerRow is p as the page shows it at now.
+func peerRow(p ControllerPeer, now time.Time) ctlPeer {
+	row := ctlPeer{ID: p.ID, RaftAddr: p.RaftAddr, ServeAddr: p.ServeAddr, Self: p.Self, Leader: p.Leader,
+		Health: "on the leader's page"}
+	var roles []string
+	if p.Leader {
+		roles = append(roles, "leader")
+	}
+	if p.Self {
+		roles = append(roles, "this node")
+	}
+	row.Role = strings.Join(roles, ", ")
+	if !p.Tracked {
+		return row
+	}
+	reachable := p.Reachable
+	row.Reachable = &reachable
+	if reachable {
+		row.Health = "reachable"
+		return row
+	}
+	row.Down = true
+	row.DownSince, row.Failures = p.DownSince.UnixMilli(), p.Failures
+	row.Health = "unreachable for " + strings.TrimSuffix(Age(now.Sub(p.DownSince).Milliseconds()), " ago")
+	if p.LastContact.IsZero() {
+		row.Health += ", not heard from since this node leads"
+	} else {
+		row.LastContact = p.LastContact.UnixMilli()
+		row.Health += ", last contact " + Age(now.Sub(p.LastContact).Milliseconds())
+	}
+	row.Health += fmt.Sprintf(", %d failed heartbeats", p.Failures)
+	return row
 }
 
 type ctlCounts struct {
@@ -153,12 +229,26 @@ func (h *ctlHandler) build() *ctlPage {
 		Node:      ctlNode{ID: v.ID, ControllerRaft: v.Raft},
 		Counts: ctlCounts{Groups: v.Sets, GroupsWithoutMaster: v.SetsWithoutMaster, BrokersAlive: v.BrokersAlive,
 			Elections: v.Elections, NotificationsSent: v.NotificationsSent, NotificationsFailed: v.NotificationsFailed},
-		Groups: []ctlSet{},
+		Groups:  []ctlSet{},
+		MaxRows: DefaultMaxRows,
 	}
+	if h.path != "/" {
+		p.NamesrvPath = "/"
+	}
+	shown := v.Groups[:min(len(v.Groups), p.MaxRows)]
+	total := len(v.Groups)
+	if total >= p.MaxRows && v.Sets > total {
+		total = v.Sets // the view itself was cut
+	}
+	p.MoreSets = total - len(shown)
 	if !v.Raft.LastContact.IsZero() {
 		p.Node.ContactAgo = Age(now.Sub(v.Raft.LastContact).Milliseconds())
 	}
-	for _, g := range v.Groups {
+	p.Node.Peers = make([]ctlPeer, 0, len(v.Raft.Peers))
+	for _, peer := range v.Raft.Peers {
+		p.Node.Peers = append(p.Node.Peers, peerRow(peer, now))
+	}
+	for _, g := range shown {
 		set := ctlSet{Cluster: g.Cluster, BrokerName: g.BrokerName, HasMaster: g.HasMaster, MasterEpoch: g.MasterEpoch,
 			SyncStateSet: g.SyncStateSet, SyncStateSetEpoch: g.SyncStateSetEpoch, NextID: g.NextID, Members: []ctlMember{}}
 		if set.SyncStateSet == nil {
@@ -257,15 +347,18 @@ th{background:#f2f2f2}
 td.num{text-align:right}
 tr.nomaster td,tr.deadmaster td{background:#fde2e2}
 tr.dead td{color:#888}
+tr.down td{background:#fde2e2}
 .muted{color:#666}
 </style>
 </head>
 <body>
 <h1>rocketns controller {{.Node.ID}}</h1>
 <p class="muted">Generated {{.Generated}}. Broker liveness is this node's own view (each node hears every broker's heartbeats).</p>
+{{if .NamesrvPath}}<p><a id="namesrv-link" href="{{.NamesrvPath}}">NameServer status</a>: the NameServer this controller node runs in.</p>
+{{end}}
 <table id="node">
 <tr><th>Raft state</th><td>{{.Node.State}}{{if .Node.ReadyLeader}} (serving leader requests){{end}}</td></tr>
-<tr><th>Leader</th><td id="leader">{{if .Node.LeaderID}}{{.Node.LeaderID}}{{else}}none known{{end}}</td></tr>
+<tr><th>Leader</th><td id="leader">{{if .Node.LeaderID}}{{.Node.LeaderID}}{{if .Node.LeaderAddr}} ({{.Node.LeaderAddr}}){{end}}{{else}}none known{{end}}</td></tr>
 <tr><th>Term</th><td class="num">{{.Node.Term}}</td></tr>
 <tr><th>Commit / applied index</th><td class="num">{{.Node.CommitIndex}} / {{.Node.AppliedIndex}}</td></tr>
 <tr><th>Voters</th><td class="num">{{.Node.Voters}}{{if .Node.Mismatch}} (differs from the configured peers){{end}}</td></tr>
@@ -276,12 +369,20 @@ tr.dead td{color:#888}
 <tr><th>Role change notices</th><td>{{.Counts.NotificationsSent}} sent, {{.Counts.NotificationsFailed}} failed</td></tr>
 </table>
 
+{{if .Node.Peers}}<h2>Peers</h2>
+<table id="peers">
+<tr><th>ID</th><th>Raft address</th><th>Broker address</th><th>Role</th><th>Health</th></tr>
+{{range .Node.Peers}}<tr class="peer{{if .Down}} down{{end}}"><td>{{.ID}}</td><td>{{.RaftAddr}}</td><td>{{.ServeAddr}}</td><td>{{.Role}}</td><td>{{.Health}}</td></tr>
+{{end}}</table>
+<p class="muted">Health is the leader's: it heartbeats every peer, and a peer is unreachable from a failed heartbeat until one succeeds again.</p>
+{{end}}
 <h2>Broker sets</h2>
 {{if .Groups}}
 <table id="sets">
 <tr><th>Cluster</th><th>Broker set</th><th>Master</th><th>Master address</th><th>Master epoch</th><th>SyncStateSet</th><th>Set epoch</th><th>Next id</th></tr>
 {{range .Groups}}<tr class="set{{if not .HasMaster}} nomaster{{else if not .MasterAlive}} deadmaster{{end}}"><td>{{.Cluster}}</td><td>{{.BrokerName}}</td><td class="num">{{if .HasMaster}}{{.MasterID}}{{else}}none{{end}}</td><td>{{.MasterAddr}}</td><td class="num">{{.MasterEpoch}}</td><td>{{.SyncText}}</td><td class="num">{{.SyncStateSetEpoch}}</td><td class="num">{{.NextID}}</td></tr>
 {{end}}</table>
+{{if .MoreSets}}<p id="more-sets">{{.MoreSets}} more broker set{{if ne .MoreSets 1}}s{{end}} not shown: the page lists the first {{.MaxRows}}; <code>nsadmin getSyncStateSet</code> shows any set.</p>{{end}}
 {{range .Groups}}
 <h3>{{.BrokerName}} <span class="muted">({{.Cluster}})</span></h3>
 <table class="members">

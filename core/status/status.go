@@ -64,6 +64,10 @@ type Options struct {
 	// Refresh is the page's auto-refresh interval; 0 is DefaultRefresh,
 	// negative turns it off. ?refresh=0 turns it off for one visitor.
 	Refresh time.Duration
+	// ControllerPath, when set, is where the page of the controller
+	// running in the same process is served (ControllerHandler); the page
+	// links to it.
+	ControllerPath string
 }
 
 type handler struct {
@@ -212,6 +216,8 @@ type page struct {
 	Refresh     int            `json:"-"` // seconds; 0 is off
 	NoRefresh   bool           `json:"-"`
 	Topic       string         `json:"topic,omitempty"`
+	// ControllerPath links the embedded controller's page.
+	ControllerPath string `json:"controllerPage,omitempty"`
 	// Found is set only when a topic was asked for; Route only when found.
 	Found *bool      `json:"found,omitempty"`
 	Route *routeView `json:"route,omitempty"`
@@ -321,8 +327,9 @@ func (h *handler) build(now time.Time) *page {
 			LiveBrokers:  st.Live,
 			Topics:       st.Topics,
 		},
-		Clusters: []cluster{},
-		MaxRows:  h.o.MaxRows,
+		Clusters:       []cluster{},
+		MaxRows:        h.o.MaxRows,
+		ControllerPath: h.o.ControllerPath,
 	}
 	if h.o.Refresh > 0 {
 		p.Refresh = max(int(h.o.Refresh/time.Second), 1)
