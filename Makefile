@@ -44,8 +44,9 @@ test-all: test e2e
 
 # The end-to-end tier: the tests in files built only with the e2e tag
 # (`//go:build e2e`), the ones that build and run the real binaries (kill -9
-# durability, signals, the controller as processes, the version stamp, the
-# compare scenario), drive Chromium or Docker, kill a child mid-write, or
+# durability, signals, the controller as processes with and without raft
+# security, the migration procedure, the version stamp, the compare scenario
+# and a pinned child), drive Chromium or Docker, kill a child mid-write, or
 # soak a server for many seconds (the chaos, attack and route-table soaks at
 # their small size; `make soak` runs them at full size). It runs exactly
 # those tests, with -race; the rest of their packages ran in `make test`.
@@ -187,8 +188,9 @@ durability:
 # held connections), and the randomized differential suites against the
 # model of the Java rules (in process and over the wire) with many more
 # seeds, with -race
-# (several minutes on two cores). `make e2e` runs the soaks at a small size
-# and `make test` the differential suites with a few seeds; `make test-short`
+# (several minutes on two cores). `make e2e` runs the chaos and route-table
+# soaks at a small size, `make test` the controller's attack suites at a
+# small size and the differential suites with a few seeds; `make test-short`
 # skips them.
 SOAKFLAGS ?= -race
 soak:

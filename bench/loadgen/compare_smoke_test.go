@@ -1,7 +1,8 @@
 //go:build e2e
 
 // A short compare run of a real namesrv binary, built for it, against both
-// echo servers started as children (this test binary, see TestMain).
+// echo servers started as children (this test binary, see TestMain), and a
+// child started pinned to a CPU.
 
 package loadgen
 
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -54,5 +56,21 @@ func TestCompareSmoke(t *testing.T) {
 		if v, ok := r.Metric(m); !ok || v <= 0 {
 			t.Errorf("metric %s = %v, %v", m, v, ok)
 		}
+	}
+}
+
+func TestStartPinned(t *testing.T) {
+	cmd := exec.Command("sleep", "5")
+	if err := StartPinned(cmd, []int{0}); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	aff, err := Affinity(cmd.Process.Pid)
+	if err != nil || aff != "0" {
+		t.Errorf("child affinity %q %v, want 0", aff, err)
+	}
+	self, err := Affinity(os.Getpid())
+	if err != nil || (runtime.NumCPU() > 1 && self == "0") {
+		t.Errorf("this process's affinity became %q %v", self, err)
 	}
 }

@@ -1,14 +1,13 @@
-// Tests of the compare scenario's parts: the -pin and -targets syntax and a
-// child started pinned (compare_smoke_test.go runs the whole scenario).
+// Tests of the compare scenario's parts: the -pin and -targets syntax. A
+// child started pinned and the whole scenario are in compare_smoke_test.go
+// (make e2e): they start processes.
 
 package loadgen
 
 import (
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -77,21 +76,5 @@ func TestParseTargets(t *testing.T) {
 		if _, err := ParseTargets(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
-	}
-}
-
-func TestStartPinned(t *testing.T) {
-	cmd := exec.Command("sleep", "5")
-	if err := StartPinned(cmd, []int{0}); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	aff, err := Affinity(cmd.Process.Pid)
-	if err != nil || aff != "0" {
-		t.Errorf("child affinity %q %v, want 0", aff, err)
-	}
-	self, err := Affinity(os.Getpid())
-	if err != nil || (runtime.NumCPU() > 1 && self == "0") {
-		t.Errorf("this process's affinity became %q %v", self, err)
 	}
 }
