@@ -128,6 +128,7 @@ func TestDefaultWithoutRocketmqHome(t *testing.T) {
 }
 
 func TestKeysCoverEveryField(t *testing.T) {
+	t.Parallel()
 	typ := reflect.TypeOf(Config{})
 	fields := 0
 	for _, f := range reflect.VisibleFields(typ) {
@@ -161,6 +162,7 @@ func TestKeysCoverEveryField(t *testing.T) {
 }
 
 func TestApply(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	warns, err := c.Apply(parse(t, `
 listenPort = 9877
@@ -183,6 +185,7 @@ productEnvName=test
 }
 
 func TestApplyErrors(t *testing.T) {
+	t.Parallel()
 	f := func(text, want string) {
 		t.Helper()
 		c := Default()
@@ -215,6 +218,7 @@ func TestApplyErrors(t *testing.T) {
 }
 
 func TestApplyWarnings(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	warns, err := c.Apply(parse(t, "serverWorkerThreads=16\nfoo.bar=baz\nconnectTimeoutMillis=1000\nlistenPort=1\n"))
 	if err != nil {
@@ -240,6 +244,7 @@ func TestApplyWarnings(t *testing.T) {
 }
 
 func TestApplyLaterWins(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	if _, err := c.Apply(parse(t, "listenPort=1\nlistenPort=2\nfoo=a\nfoo=b")); err != nil {
 		t.Fatal(err)
@@ -250,6 +255,7 @@ func TestApplyLaterWins(t *testing.T) {
 }
 
 func TestSet(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	if err := c.Set("listenPort", "10911"); err != nil {
 		t.Fatal(err)
@@ -267,6 +273,7 @@ func TestSet(t *testing.T) {
 }
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	c.ListenPort = 1234
 	c.BindAddress = "10.0.0.1"
@@ -292,6 +299,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestProperties(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	ps := c.Properties()
 	for i := 1; i < len(ps); i++ {
@@ -329,6 +337,7 @@ func validateCase(t *testing.T) func(mutate func(*Config), want string) {
 }
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	f := validateCase(t)
 	f(func(c *Config) {}, "")
 	f(func(c *Config) { c.ListenPort = 0 }, "")
@@ -350,6 +359,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestInBlackList(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	f := func(key string, want bool) {
 		t.Helper()
@@ -370,6 +380,7 @@ func TestInBlackList(t *testing.T) {
 }
 
 func TestClone(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	n := c.Clone()
 	n.Extra["x"] = "y"
@@ -384,6 +395,7 @@ func TestClone(t *testing.T) {
 // nothing above it (a no-break space or U+0085 stays). strings.TrimSpace
 // differs on both counts.
 func TestStringValuesTrimLikeJavaStringTrim(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	if _, err := c.Apply([]properties.Property{
 		{Key: "kvConfigPath", Value: "\x00 /data/kv.json\x1a\r"},
@@ -408,6 +420,7 @@ func TestStringValuesTrimLikeJavaStringTrim(t *testing.T) {
 // String.trim drops for them too, so a no-break space is still an error
 // rather than silently accepted.
 func TestNumberAndBooleanBlanksAreJavaTrimmed(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	if _, err := c.Apply([]properties.Property{
 		{Key: "listenPort", Value: "\t9877\x1a"},
@@ -433,6 +446,7 @@ func TestNumberAndBooleanBlanksAreJavaTrimmed(t *testing.T) {
 }
 
 func TestJavaTrim(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"":                   "",
 		" \t\r\n\f\x00\x1a ": "",

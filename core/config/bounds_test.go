@@ -11,6 +11,7 @@ import (
 )
 
 func TestRuntimeUpdateRefusesOutOfRange(t *testing.T) {
+	t.Parallel()
 	base := Default()
 	f := func(text, key, want string) {
 		t.Helper()
@@ -41,6 +42,7 @@ func TestRuntimeUpdateRefusesOutOfRange(t *testing.T) {
 // Every numeric key an update may set has a range, so a key added to the
 // run-time list cannot arrive without one.
 func TestEveryRuntimeNumberHasARange(t *testing.T) {
+	t.Parallel()
 	for _, name := range RuntimeKeys(RoleBoth) {
 		k, _ := LookupKey(name)
 		if k.Type != TypeInt && k.Type != TypeInt64 {
@@ -53,6 +55,7 @@ func TestEveryRuntimeNumberHasARange(t *testing.T) {
 }
 
 func TestValidateRanges(t *testing.T) {
+	t.Parallel()
 	f := func(set func(c *Config), want string) {
 		t.Helper()
 		c := Default()
@@ -79,6 +82,7 @@ func TestValidateRanges(t *testing.T) {
 }
 
 func TestBoundsKeys(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	if c.KVMaxKeyBytes != 1024 || c.KVMaxValueBytes != 64<<10 || c.KVMaxNamespaceBytes != 2<<20 ||
 		c.KVMaxTotalBytes != 8<<20 || c.MaxHeartbeatTimeoutMillis != 600000 {

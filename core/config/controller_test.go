@@ -141,6 +141,7 @@ func TestControllerDefaults(t *testing.T) {
 }
 
 func TestControllerKeysChecked(t *testing.T) {
+	t.Parallel()
 	base := "controllerDLegerPeers=n0-127.0.0.1:9878\ncontrollerDLegerSelfId=n0\n"
 	// Malformed values stop Apply with the key and line named.
 	for _, text := range []string{
@@ -202,6 +203,7 @@ func TestControllerKeysChecked(t *testing.T) {
 }
 
 func TestControllerWarnings(t *testing.T) {
+	t.Parallel()
 	c := DefaultController()
 	w := applied(t, c, "controllerDLegerPeers=n0-127.0.0.1:9878\ncontrollerDLegerSelfId=n0\n"+
 		"metricsExporterType=PROM\njRaftElectionTimeoutMs=2000\njRaftSomeTuning=1\ndLedgerHeartbeatInterval=2000\ncontrolerTypo=1\n")
@@ -226,6 +228,7 @@ func TestControllerWarnings(t *testing.T) {
 }
 
 func TestControllerFromEnvironment(t *testing.T) {
+	t.Parallel()
 	env := []string{"ROCKETNS_CONTROLLER_DLEGER_PEERS=n0-127.0.0.1:9878;n1-127.0.0.1:9868;n2-127.0.0.1:9858",
 		"ROCKETNS_CONTROLLER_DLEGER_SELF_ID=n2", "ROCKETNS_ENABLE_ELECT_UNCLEAN_MASTER=true",
 		"ROCKETNS_IS_PROCESS_READ_EVENT=true", "ROCKETNS_ENABLE_CONTROLLER_IN_NAMESRV=true"}

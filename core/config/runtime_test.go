@@ -15,6 +15,7 @@ import (
 )
 
 func TestRuntimeKeysAreTypedAndNotBlackListed(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	for _, name := range RuntimeKeys(RoleBoth) {
 		k, ok := LookupKey(name)
@@ -32,6 +33,7 @@ func TestRuntimeKeysAreTypedAndNotBlackListed(t *testing.T) {
 }
 
 func TestRuntimeUpdate(t *testing.T) {
+	t.Parallel()
 	base := Default()
 	f := func(text string, wantErr error, wantKey string) *Config {
 		t.Helper()
@@ -91,6 +93,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 // Only the updated keys change in the file, in place, and neither the
 // environment's nor the flags' values are written.
 func TestPersistUpdateGolden(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join("testdata", "persist")
 	orig, err := os.ReadFile(filepath.Join(dir, "namesrv.properties"))
 	if err != nil {
@@ -173,6 +176,7 @@ func TestPersistUpdateGolden(t *testing.T) {
 }
 
 func TestPersistUpdate(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := Default()
 	c.OrderMessageEnable = true

@@ -12,6 +12,7 @@ import (
 )
 
 func TestValidateSecurity(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := filepath.Join(dir, "acl")
 	if err := os.WriteFile(good, []byte("rocketmq2:12345678:admin\n"), 0o600); err != nil {
@@ -64,6 +65,7 @@ func TestValidateSecurity(t *testing.T) {
 // None of the authorization keys may be changed by UPDATE_NAMESRV_CONFIG: a
 // peer must not be able to switch checks off or point them at its own file.
 func TestSecurityKeysAreNotRuntime(t *testing.T) {
+	t.Parallel()
 	for _, k := range []string{"authorizationEnable", "aclFile", "authorizeBrokerRegistration", "adminAllowCIDRs",
 		"brokerAllowCIDRs", "aclStrictSignature", "aclStrictWindowSeconds"} {
 		key, ok := LookupKey(k)

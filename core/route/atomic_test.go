@@ -413,6 +413,7 @@ func prepared(t *testing.T, c atomicCase) (*Table, *clock, string) {
 // what was prepared, a panic at any point of a write leaves the tables
 // unchanged.
 func TestPreparedWritesChangeNothing(t *testing.T) {
+	t.Parallel()
 	for _, c := range atomicCases() {
 		t.Run(c.name, func(t *testing.T) {
 			tb, clk, before := prepared(t, c)
@@ -441,6 +442,7 @@ func TestPreparedWritesChangeNothing(t *testing.T) {
 // reader fills at that moment, as it was; the writers' lock is released,
 // so the same write then goes through.
 func TestPanicMidWriteChangesNothing(t *testing.T) {
+	t.Parallel()
 	trapped := 0
 	for _, c := range atomicCases() {
 		t.Run(c.name, func(t *testing.T) {
@@ -484,6 +486,7 @@ func TestPanicMidWriteChangesNothing(t *testing.T) {
 // while a write prepares and no test would see it. A new field of Table
 // belongs in the dump, then in this list.
 func TestDumpCoversEveryTable(t *testing.T) {
+	t.Parallel()
 	dumped := []string{"topics", "view", "cachedBytes", "groups", "clusters", "live", "filters", "brokerTopics",
 		"conns", "expiry", "mappings", "sourceTopics"}
 	notState := []string{"opts", "now", "mu", "actingMaster", "deleteWithReg"} // no writer changes them
@@ -525,6 +528,7 @@ func lineDiff(a, b string) string {
 // refused (the test checks the error), so a writer that refused after
 // staging part of its write and committed it anyway would fail here.
 func TestRefusedWritesChangeNothing(t *testing.T) {
+	t.Parallel()
 	owned := func(r *Registration, owner string) *Registration { r.Owner = owner; return r }
 	cases := []struct {
 		name string
@@ -584,6 +588,7 @@ func TestRefusedWritesChangeNothing(t *testing.T) {
 // it, and rocketns used to fail half-way through: the brokerName stayed in
 // its cluster with no group behind it).
 func TestRegisterEmptyAddressIsRefused(t *testing.T) {
+	t.Parallel()
 	tb, clk := newTable(Options{})
 	masterSlave(t, tb, clk)
 	warm(tb)
@@ -604,6 +609,7 @@ func TestRegisterEmptyAddressIsRefused(t *testing.T) {
 // steps 1 to 6 and leaves them applied: an empty group in brokerAddrTable
 // and its name in clusterAddrTable.
 func TestFirstSingleTopicRefusalChangesNothing(t *testing.T) {
+	t.Parallel()
 	tb, clk := newTable(Options{})
 	masterSlave(t, tb, clk)
 	warm(tb)

@@ -13,6 +13,7 @@ import (
 )
 
 func TestMaxTopicsRefusesBeforeAnythingChanges(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{MaxTopics: 3})
 	mustRegister(t, tb, reg("a", "10.0.0.1:10911", 0, 1, tc("T1", 4, 6), tc("T2", 4, 6)))
 	// b shares T1 and T2 with a: only T3 is new, within the bound.

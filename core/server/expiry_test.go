@@ -40,7 +40,7 @@ func startClockedWith(t *testing.T, cfg *config.Config, now func() int64, setup 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), remotingtest.Hang)
 		defer cancel()
 		if err := s.Shutdown(ctx); err != nil {
 			t.Errorf("shutdown: %v", err)
@@ -83,7 +83,7 @@ func TestExpiredBrokerConnectionIsClosed(t *testing.T) {
 	}
 	select {
 	case <-closed:
-	case <-time.After(5 * time.Second):
+	case <-time.After(remotingtest.Hang):
 		t.Fatal("the server never saw the connection close")
 	}
 	if !strings.Contains(logs.String(), "closing an expired broker's connection") {

@@ -31,6 +31,7 @@ import (
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/codec/body"
 	"github.com/rocketns/rocketns/codec/properties"
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 	"github.com/rocketns/rocketns/core/route"
 	"github.com/rocketns/rocketns/core/route/routetest"
 )
@@ -467,7 +468,7 @@ func (r *wdRun) stop() {
 			c.nc.Close()
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), remotingtest.Hang)
 	defer cancel()
 	if err := r.s.Shutdown(ctx); err != nil {
 		r.t.Errorf("shutdown: %v", err)
@@ -479,7 +480,7 @@ func (r *wdRun) conn(slot int) (*wdConn, error) {
 	if c := r.conns[slot]; c != nil {
 		return c, nil
 	}
-	nc, err := net.DialTimeout("tcp", r.s.Addr(), 2*time.Second)
+	nc, err := net.DialTimeout("tcp", r.s.Addr(), remotingtest.Hang)
 	if err != nil {
 		return nil, err
 	}
