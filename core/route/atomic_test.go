@@ -102,6 +102,7 @@ func dumpState(t *testing.T, tb *Table) string {
 	p("cluster info %s", tb.AppendClusterInfo(nil))
 	// Last: the reads above filled every cache.
 	p("cached bytes %d", tb.cachedBytes.Load())
+	p("generation %d", tb.gen.Load())
 	return sb.String()
 }
 
@@ -432,7 +433,7 @@ func TestPanicMidWriteChangesNothing(t *testing.T) {
 // while a write prepares and no test would see it. A new field of Table
 // belongs in the dump, then in this list.
 func TestDumpCoversEveryTable(t *testing.T) {
-	dumped := []string{"topics", "view", "cachedBytes", "groups", "clusters", "live", "filters", "brokerTopics",
+	dumped := []string{"topics", "view", "cachedBytes", "gen", "groups", "clusters", "live", "filters", "brokerTopics",
 		"conns", "expiry", "mappings"}
 	notState := []string{"opts", "now", "mu", "actingMaster", "deleteWithReg"} // no writer changes them
 	typ := reflect.TypeFor[Table]()

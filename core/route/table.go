@@ -109,6 +109,8 @@ type Table struct {
 	deleteWithReg atomic.Bool
 	// cachedBytes sums the cached route bodies (metrics.go).
 	cachedBytes atomic.Int64
+	// gen counts commits that changed something (Generation).
+	gen atomic.Uint64
 
 	mu           sync.Mutex
 	groups       map[string]*brokerGroup        // brokerName -> group

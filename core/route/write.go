@@ -58,6 +58,9 @@ type write struct {
 // at least as new. Called under mu.
 func (w *write) commit() {
 	t := w.t
+	if len(w.groups)+len(w.clusters)+len(w.live)+len(w.filters)+len(w.mappings)+len(w.topics) > 0 || w.view != nil {
+		t.gen.Add(1)
+	}
 	for name, g := range w.groups {
 		if g == nil {
 			delete(t.groups, name)
