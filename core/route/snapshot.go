@@ -212,9 +212,19 @@ func (t *Table) Restore(s *Snapshot) error {
 	}
 	w.updateView(names, len(s.Clusters) > 0)
 	w.topics = make([]topicUpdate, 0, len(s.Topics))
+	perGroup := make(map[string]int, len(s.Groups))
 	for _, ts := range s.Topics {
 		e := &topicEntry{topic: ts.Topic, queues: ts.Queues, mapping: w.mappings[ts.Topic]}
 		w.topics = append(w.topics, topicUpdate{e.topic, e})
+		for _, q := range ts.Queues {
+			perGroup[q.BrokerName]++
+		}
+	}
+	// The brokerName -> topics index at its final size: commit fills it
+	// with one insertion per queue, and growing 100 maps to 10 000 topics
+	// each was most of a 1M-entry restore.
+	for name, n := range perGroup {
+		t.brokerTopics[name] = make(map[string]struct{}, n)
 	}
 	w.commit()
 	return nil
