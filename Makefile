@@ -144,6 +144,7 @@ FUZZ_TARGETS := \
 	./core/controller:FuzzDecodeBatch \
 	./core/controller:FuzzRestore \
 	./core/kv:FuzzOpen \
+	./core/routesnap:FuzzDecode \
 	./codec/properties:FuzzParse \
 	./codec/properties:FuzzDocument \
 	./core/config:FuzzApply

@@ -78,6 +78,22 @@ func TestReadinessComposes(t *testing.T) {
 	}
 }
 
+// Notes follow the verdict, ready or not; an empty one writes nothing.
+func TestReadinessNotes(t *testing.T) {
+	s := New(Options{Log: quietLog})
+	why := "not listening yet"
+	s.Ready("namesrv", func() string { return why })
+	s.Note(func() string { return "start: warm from routes.snapshot" })
+	s.Note(func() string { return "" })
+	if code, body := get(t, s.Handler(), "/readyz"); code != 503 || body != "not ready: not listening yet\nstart: warm from routes.snapshot\n" {
+		t.Fatalf("readyz %d %q", code, body)
+	}
+	why = ""
+	if code, body := get(t, s.Handler(), "/readyz"); code != 200 || body != "ready\nstart: warm from routes.snapshot\n" {
+		t.Fatalf("readyz %d %q", code, body)
+	}
+}
+
 func TestCollectorsAndSections(t *testing.T) {
 	s := New(Options{Log: quietLog})
 	first := prometheus.NewCounter(prometheus.CounterOpts{Name: "first_total", Help: "First."})

@@ -100,6 +100,11 @@ type Config struct {
 	AdminListen string // adminListen: host:port of /metrics, /healthz, /readyz, /rocketmq/nsaddr and the status page; empty = off
 	NsaddrList  string // nsaddrList: the ip:port;ip:port answer of /rocketmq/nsaddr; empty = 404
 
+	// Warm restart (docs/operations.md): the route table's snapshot.
+	RouteSnapshotEnable     bool   // routeSnapshotEnable: write the route snapshot and load it at start
+	RouteSnapshotPath       string // routeSnapshotPath: its file; "" = routes.snapshot beside kvConfigPath
+	RouteSnapshotIntervalMs int64  // routeSnapshotIntervalMs: at most one background write per interval
+
 	// Extra holds, as written, the keys that set no field: the
 	// controller's (read into a Controller), the Java-only settings
 	// (seeded with Java's defaults by Default) and unknown keys from a

@@ -100,6 +100,18 @@ var table = []Key{
 	{Name: "waitSecondsForService", Default: 45, Unit: "s", Range: between(0, 600), Class: ClassNamesrv, Roles: RoleNameServer, Runtime: true,
 		Doc:   "how long `needWaitForService` refuses route queries",
 		field: func(c *Config) any { return &c.WaitSecondsForService }},
+	// Warm restart: at most every few seconds keeps the file within one
+	// broker registration round (30 s) of the table; below a second it
+	// would cost a large table's write every second for nothing.
+	{Name: "routeSnapshotEnable", Default: true, Roles: RoleNameServer,
+		Doc:   "warm restart: write the route table to `routeSnapshotPath` when it changed (in the background and at shutdown) and load it at start, so a restarted NameServer answers routes before brokers register again; a snapshot older than the brokers' timeout (120 s), corrupt or of another version is ignored with one log line",
+		field: func(c *Config) any { return &c.RouteSnapshotEnable }},
+	{Name: "routeSnapshotPath", Default: "", Roles: RoleNameServer, BlackListed: true,
+		Doc:   "the route snapshot file; empty: `routes.snapshot` in the directory of `kvConfigPath`",
+		field: func(c *Config) any { return &c.RouteSnapshotPath }},
+	{Name: "routeSnapshotIntervalMs", Default: int64(5000), Unit: "ms", Range: between(1000, 60000), Roles: RoleNameServer,
+		Doc:   "at most one background write of the route snapshot per interval, and only when the table changed; a kill loses at most this much of the table's history",
+		field: func(c *Config) any { return &c.RouteSnapshotIntervalMs }},
 	{Name: "deleteTopicWithBrokerRegistration", Default: false, Class: ClassNamesrv, Roles: RoleNameServer, Runtime: true,
 		Doc:   "a master's registration is its authoritative topic set",
 		field: func(c *Config) any { return &c.DeleteTopicWithBrokerRegistration }},

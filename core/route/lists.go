@@ -15,7 +15,7 @@ import (
 
 // A topic list depends on the topic entries and the broker view only, and
 // commit counts each write that stores either as a new generation
-// (Table.gen), after it has stored them. A reader loads the generation
+// (Table.listGen), after it has stored them. A reader loads the generation
 // before it reads the table, so a list it encodes reflects at least that
 // generation; when the next commit counts another, every list is encoded
 // afresh on its next request. A list encoded while a commit is storing its
@@ -48,7 +48,7 @@ type topicLists struct {
 // the first request after a commit.
 func (t *Table) currentLists() *topicLists {
 	for {
-		g := t.gen.Load()
+		g := t.listGen.Load()
 		l := t.lists.Load()
 		if l != nil && l.gen >= g {
 			return l

@@ -121,10 +121,14 @@ type Table struct {
 	deleteWithReg atomic.Bool
 	// cachedBytes sums the cached route bodies (metrics.go).
 	cachedBytes atomic.Int64
-	// gen counts the commits that stored topic entries or a broker view;
-	// lists holds the topic lists encoded for one generation (lists.go).
-	gen   atomic.Uint64
-	lists atomic.Pointer[topicLists]
+	// gen counts the commits that changed something (Generation: the
+	// snapshot writer's test of change). listGen counts those that stored
+	// topic entries or a broker view, and lists holds the topic lists
+	// encoded for one listGen (lists.go): a re-registration that changes
+	// only liveness keeps the lists.
+	gen     atomic.Uint64
+	listGen atomic.Uint64
+	lists   atomic.Pointer[topicLists]
 
 	mu           sync.Mutex
 	groups       map[string]*brokerGroup        // brokerName -> group

@@ -70,6 +70,9 @@ func (w *write) createdBy() string {
 // at least as new. Called under mu.
 func (w *write) commit() {
 	t := w.t
+	if len(w.groups)+len(w.clusters)+len(w.live)+len(w.filters)+len(w.mappings)+len(w.topics) > 0 || w.view != nil {
+		t.gen.Add(1)
+	}
 	for name, g := range w.groups {
 		if g == nil {
 			delete(t.groups, name)
@@ -102,7 +105,7 @@ func (w *write) commit() {
 	if w.view != nil || len(w.topics) > 0 {
 		// After the entries: a topic list encoded for this generation
 		// shows all of them (lists.go).
-		t.gen.Add(1)
+		t.listGen.Add(1)
 	}
 }
 

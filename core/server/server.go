@@ -73,6 +73,9 @@ type Server struct {
 
 	// stalled counts connections closed mid-frame (stalled.go).
 	stalled atomic.Uint64
+
+	// warm is the route snapshot's state (warm.go).
+	warm warm
 }
 
 // Option changes how New builds a server.
@@ -145,6 +148,7 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Server, error) 
 		MaxTopics:                         cfg.MaxTopics,
 		MaxTopicsPerSource:                cfg.MaxTopicsPerSource,
 	}, s.clock)
+	s.loadSnapshot()
 	s.budget = remoting.NewBudget(bufferedBytes(cfg))
 	s.adminHTTP = s.newAdminHTTP()
 	return s, nil
@@ -253,6 +257,7 @@ func (s *Server) Start() error {
 	s.every(10*time.Minute, s.dumpKV)
 	s.every(time.Minute, func() { s.logSummary(time.Now()) })
 	s.every(time.Minute, s.logStalled)
+	s.startSnapshots()
 	if s.tls != nil && s.tls.Watches() {
 		s.every(certs.PollInterval, s.tls.Poll)
 	}
@@ -296,6 +301,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if h := s.hooks.shutdownBegun; h != nil {
 		h()
 	}
+	// Before the connections close, which unregisters their brokers.
+	s.finalSnapshot()
 	var errs []error
 	if s.remote != nil {
 		if err := s.remote.Shutdown(ctx); err != nil {
