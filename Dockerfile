@@ -16,7 +16,7 @@
 # ROCKETNS_TLS_SERVER_MODE=enforcing), then `--set key=value` arguments, each overriding the one before:
 #   docker run -e ROCKETNS_LOG_LEVEL=debug rocketns:dev
 #   docker run rocketns:dev -c /etc/rocketns/namesrv.properties --set listenPort=9876
-# (arguments replace CMD, so repeat -c). See README "Running in production".
+# (arguments replace CMD, so repeat -c). See docs/operations.md, "Packaging".
 
 ARG GO_VERSION=1.26
 

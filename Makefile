@@ -18,7 +18,7 @@ STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GOVULNCHECK ?= $(GO) run golang.org/x/vuln/cmd/govulncheck@v1.9.0
 VULNDB_VERSION := v0.0.0-20261105234957-e22db6528018
 
-.PHONY: all build image version run test test-short vet lint alloc vulncheck fmt bench clean profile loadgen loadgen-smoke fuzz fuzz-ci durability soak
+.PHONY: all build image version run test test-all e2e test-short vet lint alloc vulncheck fmt docs bench clean profile loadgen loadgen-smoke fuzz fuzz-ci durability soak
 
 all: build
 
@@ -30,27 +30,48 @@ build:
 run: build
 	./$(BIN)/namesrv
 
-# Everything: gofmt, vet and staticcheck, every test with the race
+# The verdict to wait for before a commit, in minutes: gofmt, vet and
+# staticcheck, the unit and in-process tests of every package with the race
 # detector (the interop module's too), then the zero-allocation guards
-# without it.
+# without it. The end-to-end tier (`make e2e`) is left out.
 test: vet lint
 	$(GO) test -race -count=1 $(PKGS)
 	cd $(INTEROP) && $(GO) test -race -count=1 ./...
 	$(MAKE) alloc
 
+# Both tiers, as CI runs them.
+test-all: test e2e
+
+# The end-to-end tier: the tests in files built only with the e2e tag
+# (`//go:build e2e`), the ones that build and run the real binaries (kill -9
+# durability, signals, the controller as processes with and without raft
+# security, the migration procedure, the version stamp, the compare scenario
+# and a pinned child), drive Chromium or Docker, kill a child mid-write, or
+# soak a server for many seconds (the chaos, attack and route-table soaks at
+# their small size; `make soak` runs them at full size). It runs exactly
+# those tests, with -race; the rest of their packages ran in `make test`.
+# One of them alone: go test -tags e2e -run '^TestDurability$$' ./cmd/namesrv
+E2E_FILES = $(shell grep -rl --include='*_test.go' '^//go:build e2e$$' . | grep -v '^./$(INTEROP)/')
+E2E_PKGS  = $(sort $(patsubst %/,%,$(dir $(E2E_FILES))))
+E2E_TESTS = $(shell sed -n 's/^func \(Test[A-Za-z0-9_]*\)(t \*testing\.T).*/\1/p' $(E2E_FILES) | sort -u | paste -sd '|' -)
+e2e:
+	$(GO) test -tags e2e -race -count=1 -timeout 30m -run '^($(E2E_TESTS))$$' $(E2E_PKGS)
+
 test-short:
 	$(GO) test -short -count=1 $(PKGS)
 	cd $(INTEROP) && $(GO) test -short -count=1 ./...
 
+# Vet and staticcheck see the e2e files too: with the tag, every file of a
+# package is built.
 vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
-	$(GO) vet $(PKGS)
+	$(GO) vet -tags e2e $(PKGS)
 	cd $(INTEROP) && $(GO) vet ./...
 	$(GO) vet .ci/vulnfilter.go
 
 lint:
-	$(STATICCHECK) $(PKGS)
+	$(STATICCHECK) -tags e2e $(PKGS)
 	cd $(INTEROP) && $(STATICCHECK) ./...
 
 # The zero-allocation guards (and the inflation-bomb memory check) skip
@@ -89,6 +110,13 @@ vulncheck:
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 
+# The docs' tables of keys (docs/configuration.md, the README's main
+# settings, the key lists of the other pages of docs/, the migration
+# guide's Java keys), rewritten from config's table; go test ./core/config
+# fails while they differ.
+docs:
+	$(GO) test -count=1 -run TestDocsGenerated ./core/config -update
+
 # Every fuzz target, one after the other, each for FUZZTIME (a duration, or
 # a count of executions like 10000x). A failure leaves the input under the
 # package's testdata/fuzz/; commit it as a regression seed (plain `go test`
@@ -116,6 +144,7 @@ FUZZ_TARGETS := \
 	./core/controller:FuzzDecodeBatch \
 	./core/controller:FuzzRestore \
 	./core/kv:FuzzOpen \
+	./core/routesnap:FuzzDecode \
 	./codec/properties:FuzzParse \
 	./codec/properties:FuzzDocument \
 	./core/config:FuzzApply
@@ -145,9 +174,9 @@ FUZZCOUNT ?= 10000x
 fuzz-ci:
 	$(MAKE) fuzz FUZZTIME=$(FUZZCOUNT)
 
-# The kill -9 durability test alone (it also runs in `make test`).
+# The kill -9 durability test alone (it also runs in `make e2e`).
 durability:
-	$(GO) test -count=1 -run '^TestDurability$$' -v ./cmd/namesrv
+	$(GO) test -tags e2e -count=1 -run '^TestDurability$$' -v ./cmd/namesrv
 
 # The chaos and soak suite at full size: 300 simulated brokers x 10k topics,
 # expiry, dropped connections, register/unregister races, reconnect storms,
@@ -161,11 +190,13 @@ durability:
 # held connections), and the randomized differential suites against the
 # model of the Java rules (in process and over the wire) with many more
 # seeds, with -race
-# (several minutes on two cores). `make test` runs the same suites at a
-# small size; `make test-short` skips them.
+# (several minutes on two cores). `make e2e` runs the chaos and route-table
+# soaks at a small size, `make test` the controller's attack suites at a
+# small size and the differential suites with a few seeds; `make test-short`
+# skips them.
 SOAKFLAGS ?= -race
 soak:
-	ROCKETNS_SOAK=1 $(GO) test $(SOAKFLAGS) -count=1 -timeout 30m -run '^(TestSoak|TestDifferential|TestWireDifferential|TestOneIDTwoAddressesAgree|TestRaftAttacks)' -v ./core/route/... ./core/server ./core/ctlserver
+	ROCKETNS_SOAK=1 $(GO) test -tags e2e $(SOAKFLAGS) -count=1 -timeout 30m -run '^(TestSoak|TestDifferential|TestWireDifferential|TestOneIDTwoAddressesAgree|TestRaftAttacks)' -v ./core/route/... ./core/server ./core/ctlserver
 
 # Micro-benchmarks beside the hot path (codec, shard, route, kv).
 bench:
@@ -186,7 +217,7 @@ version:
 
 # Every scenario for about a second against an in-process server.
 loadgen-smoke:
-	$(GO) test -count=1 -run TestSmokeScenarios -v ./bench/...
+	$(GO) test -tags e2e -count=1 -run TestSmokeScenarios -v ./bench/...
 
 clean:
 	rm -rf $(BIN)

@@ -12,6 +12,7 @@ import (
 )
 
 func TestHeaderAndBodyStringsAgree(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{
 		"plain", "a\u0085b", "\u0080\u009f\u00a0", "bad\xffutf8", "\xe2\x80", "\x00\x01\x1f\x7f",
 		"\u2028\u2029", `"quoted" \back\slash/`, "\b\t\n\f\r", "é中😀", "\uFFFD",

@@ -39,6 +39,7 @@ func sameCommand(a, b *Command) bool {
 }
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	f := func(c Command) {
 		t.Helper()
 		for _, st := range []byte{SerializeJSON, SerializeRocketMQ} {
@@ -84,6 +85,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestEncodeJSONExact(t *testing.T) {
+	t.Parallel()
 	f := func(c Command, want string) {
 		t.Helper()
 		if got := string(AppendHeader(nil, &c)); got != want {
@@ -107,6 +109,7 @@ func TestEncodeJSONExact(t *testing.T) {
 }
 
 func TestEncodeBinaryExact(t *testing.T) {
+	t.Parallel()
 	c := Command{Code: 0, Flag: 1, Opaque: 1005, Version: 409, SerializeType: SerializeRocketMQ, HasExt: true,
 		Ext: []Field{{"value", "v2 ünïcode"}}}
 	want := "0000000199000003ed000000010000000000000017000576616c75650000000c763220c3bc6ec3af636f6465"
@@ -135,6 +138,7 @@ func TestEncodeBinaryExact(t *testing.T) {
 }
 
 func TestAppendFramePrefix(t *testing.T) {
+	t.Parallel()
 	c := Command{Code: Success, Flag: FlagResponse, Opaque: 3, Version: ServerVersion}
 	body := []byte(`{"topicList":[]}`)
 	dst := []byte("keep")
@@ -154,6 +158,7 @@ func TestAppendFramePrefix(t *testing.T) {
 }
 
 func TestDecodeJSONDialects(t *testing.T) {
+	t.Parallel()
 	f := func(header string, want Command) {
 		t.Helper()
 		var c Command
@@ -207,6 +212,7 @@ func TestDecodeJSONDialects(t *testing.T) {
 }
 
 func TestDecodeErrors(t *testing.T) {
+	t.Parallel()
 	f := func(name string, frame []byte, reason string) {
 		t.Helper()
 		var c Command
@@ -271,6 +277,7 @@ func TestDecodeErrors(t *testing.T) {
 }
 
 func TestDecodeBinaryLenient(t *testing.T) {
+	t.Parallel()
 	// What Java accepts: zero-length strings are null, trailing header bytes
 	// are ignored, a repeated key wins last.
 	h := mustHex(t, "0069 09 ffff 00000001 00000002 00000000")
@@ -300,6 +307,7 @@ func TestDecodeBinaryLenient(t *testing.T) {
 }
 
 func TestFrameLength(t *testing.T) {
+	t.Parallel()
 	f := func(l uint32, max int, want int, reason string) {
 		t.Helper()
 		got, err := FrameLength(binary.BigEndian.AppendUint32(nil, l), max)
@@ -334,6 +342,7 @@ func TestFrameLength(t *testing.T) {
 // decodable as a whole: the framing layer waits for bytes that never come,
 // and the slice it holds is rejected.
 func TestLyingLength(t *testing.T) {
+	t.Parallel()
 	frame := rawFrame(SerializeJSON, []byte(`{"code":1}`), []byte("body"))
 	binary.BigEndian.PutUint32(frame, uint32(len(frame)+100))
 	r := netpoll.NewLinkBuffer()
@@ -356,6 +365,7 @@ func TestLyingLength(t *testing.T) {
 }
 
 func TestReadCommand(t *testing.T) {
+	t.Parallel()
 	r := netpoll.NewLinkBuffer()
 	reqs := []Command{
 		{Code: GetRouteInfoByTopic, Opaque: 1, HasExt: true, Ext: []Field{{"topic", "T\u00e9"}}},
@@ -402,6 +412,7 @@ func TestReadCommand(t *testing.T) {
 }
 
 func TestCommandHelpers(t *testing.T) {
+	t.Parallel()
 	var c Command
 	if _, ok := c.ExtValue("a"); ok {
 		t.Fatal("empty command has ext")
@@ -439,6 +450,7 @@ func TestCommandHelpers(t *testing.T) {
 }
 
 func TestNames(t *testing.T) {
+	t.Parallel()
 	for b := 0; b < 256; b++ {
 		name, ok := LanguageName(byte(b))
 		if ok != (b <= 13) {
@@ -474,6 +486,7 @@ func TestNames(t *testing.T) {
 }
 
 func TestDecodeErrorUnwrap(t *testing.T) {
+	t.Parallel()
 	var c Command
 	err := Decode([]byte{2, 0, 0, 0}, &c)
 	var de *DecodeError
@@ -486,6 +499,7 @@ func TestDecodeErrorUnwrap(t *testing.T) {
 }
 
 func TestAppendInt32MatchesStrconv(t *testing.T) {
+	t.Parallel()
 	vals := []int32{0, 1, 9, 10, 11, 99, 100, 479, 1_000_000_000, 1<<31 - 1, -1, -9, -10, -1 << 31, -2147483647}
 	for v := int32(-2000); v < 2000; v++ {
 		vals = append(vals, v)

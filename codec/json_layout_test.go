@@ -7,6 +7,7 @@ package codec
 import "testing"
 
 func TestLayoutTakesTheEncodersRequests(t *testing.T) {
+	t.Parallel()
 	req := Command{Code: GetRouteInfoByTopic, Version: ServerVersion, Opaque: 1_000_000_042, Language: LanguageJava}
 	req.SetExt("topic", "BenchTopic-0000042")
 	req.SetExt("acceptStandardJsonOnly", "true")
@@ -31,6 +32,7 @@ func TestLayoutTakesTheEncodersRequests(t *testing.T) {
 }
 
 func TestLayoutLeavesTheRestToTheScanner(t *testing.T) {
+	t.Parallel()
 	for _, h := range []string{
 		`{"code":1,"flag":0,"language":"JAVA","opaque":1,"remark":"x","serializeTypeCurrentRPC":"JSON","version":1}`,
 		`{"code":1, "flag":0,"language":"JAVA","opaque":1,"serializeTypeCurrentRPC":"JSON","version":1}`,

@@ -31,6 +31,7 @@ func longKeyHeader(typ byte, n, keyLen int) (frame []byte, keyBytes int) {
 // The largest frame split into MaxExtEntries keys: compared pairwise, as
 // the plain scan does, that is about 8 GB of key bytes read.
 func TestLongDistinctKeysAreNotComparedInFull(t *testing.T) {
+	t.Parallel()
 	const n = MaxExtEntries
 	keyLen := (DefaultMaxFrame-4096)/n - 8
 	for _, typ := range []byte{SerializeRocketMQ, SerializeJSON} {
@@ -50,6 +51,7 @@ func TestLongDistinctKeysAreNotComparedInFull(t *testing.T) {
 
 // Real repeats are compared, once each, and the last value wins.
 func TestLongRepeatedKeysCostOneComparisonEach(t *testing.T) {
+	t.Parallel()
 	key := strings.Repeat("r", 16<<10)
 	c := &Command{Code: GetKVConfig, SerializeType: SerializeRocketMQ, HasExt: true}
 	const repeats = 200
@@ -95,6 +97,7 @@ func (m *extModel) del(k string) {
 // Random puts, nulls and repeats over a small key set, on both sides of
 // the plain-scan bounds, decode as the model says, in both encodings.
 func TestRepeatedAndNullKeysMatchPlainSemantics(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := 0; round < 400; round++ {
 		nKeys := 1 + rng.IntN(3*plainExtEntries)
@@ -157,6 +160,7 @@ func TestRepeatedAndNullKeysMatchPlainSemantics(t *testing.T) {
 
 // A second extFields object replaces the first, index included.
 func TestRepeatedExtFieldsObjectResetsIndex(t *testing.T) {
+	t.Parallel()
 	var first strings.Builder
 	for i := 0; i < 3*plainExtEntries; i++ {
 		fmt.Fprintf(&first, `"a%d":"1",`, i)
@@ -174,6 +178,7 @@ func TestRepeatedExtFieldsObjectResetsIndex(t *testing.T) {
 }
 
 func TestResetDropsLargeBuffers(t *testing.T) {
+	t.Parallel()
 	var c Command
 	// No escapes: the strings alias the header and nothing is copied.
 	big := rawFrame(SerializeJSON, []byte(`{"remark":"`+strings.Repeat("a", 1<<20)+`"}`), nil)
@@ -287,6 +292,7 @@ func TestEncodeRefusesHeaderBeyondLengthField(t *testing.T) {
 // headerLen must agree with the encoder byte for byte, escapes included,
 // since it decides refusals without encoding.
 func TestHeaderLenIsExact(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	pieces := []string{"a", "é", "\u2028", "\u2029", "\xe2\x80", "\xe2\x80\xa8", "\x00", "\x1f", "\x7f", `"`, `\`, "\b\t\n\f\r", "/", "\xff"}
 	str := func() string {

@@ -136,6 +136,7 @@ func frameID(fr *codectest.Frame) string {
 }
 
 func TestDecodeVectors(t *testing.T) {
+	t.Parallel()
 	var c Command
 	frames := loadFrames(t)
 	for i := range frames {
@@ -183,6 +184,7 @@ func TestDecodeVectors(t *testing.T) {
 // Command keeps ext wire order, so every Java-written header (and every
 // binary one) re-encodes to the recorded bytes. Responses are all such.
 func TestReencodeVectors(t *testing.T) {
+	t.Parallel()
 	var c Command
 	var buf []byte
 	matched, responses := 0, 0
@@ -216,6 +218,7 @@ func TestReencodeVectors(t *testing.T) {
 }
 
 func TestRecordedResponseAsServer(t *testing.T) {
+	t.Parallel()
 	// Building a reply from scratch, as the server will, reproduces Java's
 	// bytes once version is set to what the recorded server stamped.
 	var got Command
@@ -255,6 +258,7 @@ func mustHex(t testing.TB, s string) []byte {
 }
 
 func TestSpecBinaryFrame(t *testing.T) {
+	t.Parallel()
 	raw := mustHex(t, "00 00 00 2d 01 00 00 29 00 69 00 01 df 00 00 00 07 00 00 00 00 00 00 00 00 00 00 00 14 00 05 74 6f 70 69 63 00 00 00 09 54 6f 70 69 63 54 65 73 74")
 	var c Command
 	l, err := FrameLength(raw, 0)
@@ -284,6 +288,7 @@ func TestSpecBinaryFrame(t *testing.T) {
 }
 
 func TestSpecJSONLiterals(t *testing.T) {
+	t.Parallel()
 	f := func(header string) {
 		t.Helper()
 		frame := binary.BigEndian.AppendUint32(nil, uint32(len(header)))

@@ -10,7 +10,6 @@ package deploy_test
 
 import (
 	"bytes"
-	"fmt"
 	"net"
 	"os"
 	"path"
@@ -134,75 +133,4 @@ func configFileArg(args []string) (string, bool) {
 		return "", false
 	}
 	return "", false
-}
-
-// splitWords splits a shell-like command line into simple commands (at
-// unquoted ;, &&, || and |) of words, resolving single and double quotes and
-// backslash escapes. Variables are left as written. Good enough for the
-// RUN, HEALTHCHECK and ExecStart lines of this repository; an unterminated
-// quote is an error.
-func splitWords(s string) ([][]string, error) {
-	var (
-		cmds  [][]string
-		words []string
-		cur   strings.Builder
-		inTok bool
-	)
-	endWord := func() {
-		if inTok {
-			words = append(words, cur.String())
-			cur.Reset()
-			inTok = false
-		}
-	}
-	endCmd := func() {
-		endWord()
-		if len(words) > 0 {
-			cmds = append(cmds, words)
-			words = nil
-		}
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '\'':
-			j := strings.IndexByte(s[i+1:], '\'')
-			if j < 0 {
-				return nil, fmt.Errorf("unterminated ' in %q", s)
-			}
-			cur.WriteString(s[i+1 : i+1+j])
-			inTok = true
-			i += j + 1
-		case c == '"':
-			i++
-			for ; i < len(s) && s[i] != '"'; i++ {
-				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`", s[i+1]) >= 0 {
-					i++
-				}
-				cur.WriteByte(s[i])
-			}
-			if i >= len(s) {
-				return nil, fmt.Errorf("unterminated \" in %q", s)
-			}
-			inTok = true
-		case c == '\\' && i+1 < len(s):
-			i++
-			if s[i] != '\n' {
-				cur.WriteByte(s[i])
-				inTok = true
-			}
-		case c == ' ' || c == '\t' || c == '\n':
-			endWord()
-		case c == ';' || c == '&' || c == '|':
-			endCmd()
-			if i+1 < len(s) && (s[i+1] == '&' || s[i+1] == '|') {
-				i++
-			}
-		default:
-			cur.WriteByte(c)
-			inTok = true
-		}
-	}
-	endCmd()
-	return cmds, nil
 }

@@ -1,3 +1,5 @@
+//go:build e2e
+
 // The container image, built and run: only where a Docker engine answers
 // (never with -short). It builds the repository's Dockerfile, starts the
 // image with a ROCKETNS_ variable, waits for /readyz, asks the NameServer for

@@ -15,6 +15,7 @@ import (
 // table and, key by key in batch order, to a map: fn must see the value as
 // left by the earlier keys of its batch, and the table must end as the map.
 func TestUpdateManyMatchesMapModel(t *testing.T) {
+	t.Parallel()
 	for seed := range uint64(300) {
 		rng := rand.New(rand.NewPCG(seed, 1))
 		tb := New[int](1 << rng.IntN(4))
@@ -73,6 +74,7 @@ func TestUpdateManyMatchesMapModel(t *testing.T) {
 // Writers whose batches span shards and share keys serialise per shard:
 // no increment is lost, while readers walk and load throughout.
 func TestConcurrentWritersLoseNoUpdate(t *testing.T) {
+	t.Parallel()
 	const writers, batches = 4, 3000
 	tb := New[int](4)
 	var wg sync.WaitGroup

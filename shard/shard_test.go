@@ -12,6 +12,7 @@ import (
 )
 
 func TestNewRoundsShards(t *testing.T) {
+	t.Parallel()
 	f := func(n, want int) {
 		t.Helper()
 		if got := len(New[int](n).shards); got != want {
@@ -27,6 +28,7 @@ func TestNewRoundsShards(t *testing.T) {
 }
 
 func TestUpdate(t *testing.T) {
+	t.Parallel()
 	tb := New[int](4)
 	put := func(k string, v int) {
 		tb.Update(k, func(int, bool) (int, Action) { return v, Store })
@@ -56,6 +58,7 @@ func TestUpdate(t *testing.T) {
 }
 
 func TestUnchangedDoesNotRepublish(t *testing.T) {
+	t.Parallel()
 	tb := New[int](1)
 	tb.Update("a", func(int, bool) (int, Action) { return 1, Store })
 	before := tb.shards[0].snap.Load()
@@ -71,6 +74,7 @@ func TestUnchangedDoesNotRepublish(t *testing.T) {
 }
 
 func TestUpdateManyCopiesEachShardOnce(t *testing.T) {
+	t.Parallel()
 	tb := New[int](8)
 	keys := make([]string, 1000)
 	for i := range keys {
@@ -137,6 +141,7 @@ func TestUpdateManyCopiesEachShardOnce(t *testing.T) {
 }
 
 func TestUpdateManyDuplicateKeysSeeEarlierResult(t *testing.T) {
+	t.Parallel()
 	tb := New[int](4)
 	var seen []string
 	tb.UpdateMany([]string{"a", "b", "a", "a"}, func(i int, key string, old int, ok bool) (int, Action) {
@@ -160,6 +165,7 @@ func TestUpdateManyDuplicateKeysSeeEarlierResult(t *testing.T) {
 }
 
 func TestRange(t *testing.T) {
+	t.Parallel()
 	tb := New[int](4)
 	want := map[string]int{}
 	keys := []string{}
@@ -184,6 +190,7 @@ func TestRange(t *testing.T) {
 // Readers check an invariant every published value keeps (v.b == 2*v.a) while
 // a writer keeps replacing values; -race reports any unsynchronised access.
 func TestConcurrentReadersAndWriter(t *testing.T) {
+	t.Parallel()
 	type pair struct{ a, b int }
 	tb := New[*pair](16)
 	keys := make([]string, 200)

@@ -5,15 +5,17 @@ package loadgen
 import (
 	"bufio"
 	"context"
-	"io"
+	"fmt"
 	"log/slog"
 	"net/http/httptest"
-	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/core/route"
 	"github.com/rocketns/rocketns/core/server"
 )
@@ -42,22 +44,34 @@ func requestCount(t *testing.T, srv *server.Server, code string) float64 {
 // compatibleWithOldNameSrv mode does: oneway QUERY_DATA_VERSION, which
 // every NameServer version takes as a heartbeat. BROKER_HEARTBEAT would
 // leave them to expire on a 4.9.8 NameServer, which does not know it.
+//
+// The server's clock is the test's: it moves on by less than the timeout
+// only once every live broker's heartbeat has caught up with it, so no
+// scheduling stall can expire a broker that heartbeats, while the silent
+// one falls behind and expires.
 func TestSimulatedBrokersStayAliveOnDataVersionHeartbeats(t *testing.T) {
-	srv, dir, err := startInproc(Options{ScanIntervalMillis: 50, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	var clock atomic.Int64
+	clock.Store(time.Now().UnixMilli())
+	cfg := config.Default()
+	cfg.BindAddress, cfg.ListenPort = "127.0.0.1", 0
+	cfg.KVConfigPath = filepath.Join(t.TempDir(), "kvConfig.json")
+	cfg.ConfigStorePath = filepath.Join(t.TempDir(), "namesrv.properties")
+	cfg.ScanNotActiveBrokerInterval = 50
+	srv, err := server.New(cfg, slog.New(slog.DiscardHandler), server.WithClock(clock.Load))
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		srv.Shutdown(ctx)
-		os.RemoveAll(dir)
 	})
 	qdv0, hb0 := requestCount(t, srv, "QUERY_DATA_VERSION"), requestCount(t, srv, "BROKER_HEARTBEAT")
 
-	// Heartbeats every 250 ms against a 1 s timeout: only a stall of
-	// three quarters of the timeout could expire a heartbeating broker.
-	const timeout = 1000
+	const timeout = 1000 // ms; the brokers heartbeat every quarter of it
 	c, err := StartCluster(context.Background(), srv.Addr(), ClusterSpec{Brokers: 3, Topics: 6, PerTopic: 1, TimeoutMillis: timeout})
 	if err != nil {
 		t.Fatal(err)
@@ -71,43 +85,59 @@ func TestSimulatedBrokersStayAliveOnDataVersionHeartbeats(t *testing.T) {
 		return m
 	}
 	registered := snapshot()
-	// The first broker falls silent: with this timeout and scan interval
-	// the server does expire brokers that stop heartbeating.
+	// The first broker falls silent: the server does expire brokers that
+	// stop heartbeating.
 	silent, _ := c.Drop(1, true)
 	alive := []string{BrokerName(1), BrokerName(2)}
 
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		now := snapshot()
-		for _, name := range alive {
-			if b, ok := now[name]; !ok || !b.Live {
-				t.Fatalf("%s expired although it heartbeats (timeout %d ms)", name, timeout)
+	// Four steps of 0.6 timeouts: the live brokers' last updates move on
+	// by 2.4 timeouts with no registration since, so only their
+	// heartbeats did that; the silent one is 1.2 timeouts behind after
+	// the second.
+	for step := range 4 {
+		clock.Add(timeout * 6 / 10)
+		now := clock.Load()
+		waitFor(t, fmt.Sprintf("step %d: the live brokers' heartbeats at the new time", step), func() bool {
+			m := snapshot()
+			for _, name := range alive {
+				if b, ok := m[name]; !ok || !b.Live {
+					t.Fatalf("%s expired although it heartbeats (timeout %d ms)", name, timeout)
+				}
+				if m[name].LastUpdate < now {
+					return false
+				}
 			}
+			return true
+		})
+	}
+	waitFor(t, "the silent broker to expire", func() bool {
+		_, left := snapshot()[silent[0]]
+		return !left
+	})
+	for _, name := range alive {
+		if b := snapshot()[name]; !b.Live || b.LastUpdate < registered[name].LastUpdate+2*timeout {
+			t.Errorf("%s: %+v, registered %+v: heartbeats did not refresh it by two timeouts", name, b, registered[name])
 		}
-		_, silentLeft := now[silent[0]]
-		// Each live broker's last update has moved on by two timeouts
-		// with no registration since: only its heartbeats did that.
-		beaten := true
-		for _, name := range alive {
-			beaten = beaten && now[name].LastUpdate >= registered[name].LastUpdate+2*timeout
-		}
-		if !silentLeft && beaten {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after 30 s: silent broker still listed %v, heartbeats refreshed liveness by two timeouts %v", silentLeft, beaten)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 	for _, b := range c.b[1:] {
 		if n := b.regs.Load(); n != 1 {
 			t.Errorf("%s registered %d times, want once", b.id.Name, n)
 		}
 	}
-	if qdv := requestCount(t, srv, "QUERY_DATA_VERSION") - qdv0; qdv < 2*2 {
-		t.Errorf("%v QUERY_DATA_VERSION heartbeats from two brokers over two timeouts", qdv)
+	if qdv := requestCount(t, srv, "QUERY_DATA_VERSION") - qdv0; qdv < 2*4 {
+		t.Errorf("%v QUERY_DATA_VERSION heartbeats from two brokers over four steps", qdv)
 	}
 	if hb := requestCount(t, srv, "BROKER_HEARTBEAT") - hb0; hb != 0 {
 		t.Errorf("%v BROKER_HEARTBEAT requests, which a 4.9.8 NameServer does not take as heartbeats", hb)
+	}
+}
+
+// waitFor polls cond; the deadline only bounds a hang.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(time.Minute); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
 	}
 }

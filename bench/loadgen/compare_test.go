@@ -1,19 +1,15 @@
-// Tests of the compare scenario's parts: the -pin and -targets syntax, a
-// child started pinned, and a short compare run of a real namesrv binary
-// against both echo servers, each pinned to this machine's first CPU.
+// Tests of the compare scenario's parts: the -pin and -targets syntax. A
+// child started pinned and the whole scenario are in compare_smoke_test.go
+// (make e2e): they start processes.
 
 package loadgen
 
 import (
-	"context"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestMain makes the test binary an echo child when asked, so the compare
@@ -79,65 +75,6 @@ func TestParseTargets(t *testing.T) {
 	for _, bad := range []string{"", "namesrv", "a=/x,a=/y", "echo-x=/bin/true", "echo-fast"} {
 		if _, err := ParseTargets(bad); err == nil {
 			t.Errorf("%q: no error", bad)
-		}
-	}
-}
-
-func TestStartPinned(t *testing.T) {
-	cmd := exec.Command("sleep", "5")
-	if err := StartPinned(cmd, []int{0}); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	aff, err := Affinity(cmd.Process.Pid)
-	if err != nil || aff != "0" {
-		t.Errorf("child affinity %q %v, want 0", aff, err)
-	}
-	self, err := Affinity(os.Getpid())
-	if err != nil || (runtime.NumCPU() > 1 && self == "0") {
-		t.Errorf("this process's affinity became %q %v", self, err)
-	}
-}
-
-func TestCompareSmoke(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds namesrv and runs a compare of three targets")
-	}
-	exe := filepath.Join(t.TempDir(), "namesrv")
-	build := exec.Command("go", "build", "-o", exe, "github.com/rocketns/rocketns/cmd/namesrv")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build namesrv: %v\n%s", err, out)
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := smokeOptions()
-	o.Inproc = false
-	o.Targets = []Target{{Name: "ns", Exe: exe}, {Name: EchoNetpoll, Echo: "netpoll"}, {Name: EchoStd, Echo: "std"}}
-	o.Rounds = 2
-	o.Duration = 300 * time.Millisecond
-	// The echo children are this test binary, told its kind by the
-	// environment: the shell gets "-echo-kind KIND" as $1 $2.
-	o.LimitExe, o.LimitArgs = "/bin/sh", []string{"-c", `LOADGEN_ECHO_CHILD="$2" exec "$0"`, self}
-	r, err := Run(context.Background(), ScenarioCompare, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(r.Errors) > 0 {
-		t.Fatalf("errors: %v", r.Errors)
-	}
-	if len(r.Rows) != 2*3 {
-		t.Fatalf("%d rows, want 6", len(r.Rows))
-	}
-	for _, row := range r.Rows {
-		if row.QPS <= 0 || row.VsLimit <= 0 {
-			t.Errorf("row %+v", row)
-		}
-	}
-	for _, m := range []string{"ns_c2_d2_qps_min", "ns_c2_d2_vs_echo-netpoll_max", "echo-std_c2_d2_qps_max"} {
-		if v, ok := r.Metric(m); !ok || v <= 0 {
-			t.Errorf("metric %s = %v, %v", m, v, ok)
 		}
 	}
 }

@@ -24,18 +24,23 @@ func startLimitServer(t *testing.T) *LimitServer {
 // ended, or the "converging" row's QPS is understated by that much.
 func TestPhaseElapsedStopsAtRunEnd(t *testing.T) {
 	lim := startLimitServer(t)
-	const dur = 600 * time.Millisecond
 	l, err := StartLoad(context.Background(), LoadConfig{
-		Addr: lim.Addr(), Conns: 1, Depth: 1, Duration: dur, Topics: []string{"TopicA"},
+		Addr: lim.Addr(), Conns: 1, Depth: 1, Duration: time.Hour, Topics: []string{"TopicA"},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(dur / 3)
+	waitFor(t, "answers in phase 0", func() bool { return l.Completed() > 0 })
 	l.SetPhase(1) // brokers dropped
-	<-l.Done()    // the load ends while the poll still waits
-	time.Sleep(dur / 3)
-	l.SetPhase(2) // the poll gave up
+	// One connection, one request at a time: the second answer from now
+	// on was sent after the phase began.
+	n := l.Completed()
+	waitFor(t, "answers in phase 1", func() bool { return l.Completed() >= n+2 })
+	l.Stop()
+	<-l.Done() // the load ends while the poll still waits
+	// The poll gives up a while after the end: time that must not count.
+	time.Sleep(100 * time.Millisecond)
+	l.SetPhase(2)
 	res := l.Wait()
 
 	if len(res.Phases) != 3 {

@@ -1,3 +1,5 @@
+//go:build e2e
+
 // A short run of every scenario against an in-process rocketns, with tiny
 // sizes: it checks that each produces figures and no errors.
 

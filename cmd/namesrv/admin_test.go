@@ -109,7 +109,7 @@ func (s *syncBuffer) String() string {
 
 func httpGet(t *testing.T, url string) (int, string) {
 	t.Helper()
-	c := &http.Client{Timeout: 5 * time.Second}
+	c := &http.Client{Timeout: time.Minute} // bounds a hang only
 	resp, err := c.Get(url)
 	if err != nil {
 		return 0, err.Error()

@@ -55,13 +55,8 @@ type controllerNode struct {
 // policy is who may send what on the controller port (nil: everyone):
 // embedded, the NameServer's own policy.
 func newControllerNode(cfg *config.Config, k *config.Controller, log *slog.Logger, admin *adminhttp.Server, budget *remoting.Budget, policy *auth.Policy) (*controllerNode, error) {
-	sc := ctlserver.FromConfig(k)
-	sc.Logger = log
-	sc.MaxConnectionsPerIP = cfg.MaxConnectionsPerIP
-	sc.Budget = budget
-	sc.Auth = policy
+	sc := ctlserver.Config{Controller: *k, Logger: log, Budget: budget, Auth: policy}
 	logControllerAuth(cfg, log, policy)
-	sc.Settings = ctlserver.NewFileConfig(&sc, k.StartupProperties(), k.ConfigStorePath, k.ConfigBlackList)
 	n := &controllerNode{log: log, bind: cfg.BindAddress, stop: make(chan struct{})}
 	var err error
 	if n.tls, err = certs.Load(cfg, log); err != nil {
@@ -70,7 +65,7 @@ func newControllerNode(cfg *config.Config, k *config.Controller, log *slog.Logge
 	if n.tls != nil {
 		sc.TLS = &remoting.TLS{Config: n.tls.Config(), Enforce: n.tls.Mode() == config.TLSEnforcing}
 	}
-	if k.RaftTLS {
+	if k.RaftTLSEnable {
 		// config checked that the files are set: the material is loaded.
 		sc.RaftTLS = &raftnode.PeerTLS{Certificate: n.tls.Certificate, Roots: n.tls.TrustPool}
 	}

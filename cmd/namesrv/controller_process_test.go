@@ -1,3 +1,5 @@
+//go:build e2e
+
 // The controller as real processes on loopback: three standalone nodes
 // (namesrv controller, DLedger style, raft on the brokers' ports) with two
 // simulated 5.3.x brokers through the kill -9 of the master broker and of

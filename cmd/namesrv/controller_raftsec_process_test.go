@@ -1,3 +1,5 @@
+//go:build e2e
+
 // The controller's raft security as an operator sets it: three standalone
 // nodes with controllerRaftSecretFile and controllerRaftTLSEnable elect a
 // leader, say nothing of unauthenticated raft, and refuse a raft

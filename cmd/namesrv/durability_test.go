@@ -1,3 +1,5 @@
+//go:build e2e
+
 // Durability test: the real binary, killed with SIGKILL at random moments
 // while it acknowledges KV writes and config updates, must come back with
 // every acknowledged change on disk and on the wire.
@@ -11,7 +13,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -50,46 +51,6 @@ func TestDurability(t *testing.T) {
 	bin := buildBinary(t)
 	t.Run("kv", func(t *testing.T) { testKVSurvivesKill(t, bin) })
 	t.Run("config", func(t *testing.T) { testConfigSurvivesKill(t, bin) })
-}
-
-// built is the binary of this command, built once for every test of the
-// package that runs it (TestMain removes it).
-var built struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if built.dir != "" {
-		os.RemoveAll(built.dir)
-	}
-	os.Exit(code)
-}
-
-// buildBinary builds this command into a temporary directory, once.
-func buildBinary(t testing.TB) string {
-	t.Helper()
-	// go test puts its own GOROOT/bin first on the test's PATH.
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("no go tool to build the binary with: %v", err)
-	}
-	built.once.Do(func() {
-		if built.dir, built.err = os.MkdirTemp("", "namesrv-test"); built.err != nil {
-			return
-		}
-		built.path = filepath.Join(built.dir, "namesrv")
-		if out, err := exec.Command(goTool, "build", "-o", built.path, ".").CombinedOutput(); err != nil {
-			built.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
-	}
-	return built.path
 }
 
 // child is one run of the NameServer binary.

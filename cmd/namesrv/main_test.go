@@ -274,9 +274,10 @@ func TestAllErrorsAtOnce(t *testing.T) {
 		t.Fatalf("exit %d, stderr %s", r.code, r.stderr)
 	}
 	want := []string{
+		// The ranges (config's table) first, then the other checks.
 		"namesrv: config: listenPort=99999 (" + path + ":2): want 0..65535",
-		`namesrv: config: bindAddress="not-an-ip" (` + path + `:3): want an IP address`,
 		"namesrv: config: maxConnections=0 (flag --set): want a positive number",
+		`namesrv: config: bindAddress="not-an-ip" (` + path + `:3): want an IP address`,
 		`namesrv: config: adminListen="0.0.0.0:99999" (environment ROCKETNS_ADMIN_LISTEN): port "99999"`,
 		// The warnings too: the misspelt key is why listenPort is wrong.
 		`namesrv: warning: config: unknown key "listenPrt" (` + path + `:4); did you mean listenPort?`,

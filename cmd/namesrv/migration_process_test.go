@@ -1,3 +1,5 @@
+//go:build e2e
+
 // The move of a controller-mode cluster to rocketns controllers as
 // docs/migrating.md describes it, step by step, with real processes and
 // simulated brokers. A Java controller cannot run here: the group being

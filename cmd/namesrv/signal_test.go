@@ -1,3 +1,5 @@
+//go:build e2e
+
 // The real binary's answers to signals: SIGQUIT dumps goroutines and goes
 // on serving (kill -3 is how operators get a Java thread dump), SIGHUP shuts
 // down cleanly like SIGTERM.

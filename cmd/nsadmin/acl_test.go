@@ -51,7 +51,7 @@ func TestCredentialsFlags(t *testing.T) {
 	}
 	run := func(getenv func(string) string, args ...string) (int, string) {
 		var stdout, stderr bytes.Buffer
-		code := runEnv(args, &stdout, &stderr, getenv)
+		code := runPatient(args, &stdout, &stderr, getenv)
 		return code, stderr.String()
 	}
 	if code, stderr := run(env("rocketmq2", "12345678"), "deleteKvConfig", "-n", ns, "-s", "ns", "-k", "k"); code != exitOK {
@@ -105,7 +105,7 @@ func TestStrictSignFlag(t *testing.T) {
 		}
 		return ""
 	}
-	if code := runEnv([]string{"deleteKvConfig", "-n", ns, "-s", "ns", "-k", "k", "-accessKey", "rocketmq2", "-secretKey", "12345678"}, &stdout, &stderr, getenv); code != exitOK {
+	if code := runPatient([]string{"deleteKvConfig", "-n", ns, "-s", "ns", "-k", "k", "-accessKey", "rocketmq2", "-secretKey", "12345678"}, &stdout, &stderr, getenv); code != exitOK {
 		t.Fatalf("ROCKETMQ_STRICT_SIGN=true: exit %d: %s", code, stderr.String())
 	}
 	if !strings.Contains(ok(t, "help", "updateKvConfig"), "-strictSign") {

@@ -52,11 +52,9 @@ func startCtlEnv(t *testing.T) *ctlEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := ctlserver.FromConfig(k)
-	sc.InMemory, sc.BindAddress = true, "127.0.0.1"
-	sc.Raft.HeartbeatTimeout, sc.Raft.ElectionTimeout, sc.Raft.LeaderLeaseTimeout = 200*time.Millisecond, 200*time.Millisecond, 100*time.Millisecond
-	sc.Logger = slog.New(slog.DiscardHandler)
-	sc.Settings = ctlserver.NewFileConfig(&sc, k.StartupProperties(), k.ConfigStorePath, k.ConfigBlackList)
+	sc := ctlserver.Config{Controller: *k, InMemory: true, Logger: slog.New(slog.DiscardHandler)}
+	sc.BindAddress = "127.0.0.1"
+	sc.RaftHeartbeatTimeout, sc.RaftElectionTimeout, sc.RaftLeaderLeaseTimeout = 200*time.Millisecond, 200*time.Millisecond, 100*time.Millisecond
 	if env.node, err = ctlserver.New(sc); err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +62,7 @@ func startCtlEnv(t *testing.T) *ctlEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		env.node.Shutdown(ctx)
 	})
@@ -74,7 +72,7 @@ func startCtlEnv(t *testing.T) *ctlEnv {
 		b := brokersim.New(brokersim.Config{Cluster: "DefaultCluster", BrokerName: "broker-a", ControllerAddrs: []string{addr},
 			NamesrvAddrs: []string{env.ns}, Topics: []string{"TopicTest"}, RetryInterval: 50 * time.Millisecond,
 			Log: testLog()})
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		err := b.Start(ctx)
 		cancel()
 		if err != nil {
@@ -84,11 +82,18 @@ func startCtlEnv(t *testing.T) *ctlEnv {
 		bs = append(bs, b)
 	}
 	env.master, env.slave = bs[0], bs[1]
+	// A broker's start ends with a oneway heartbeat: the controller may
+	// not have read the slave's yet, and would refuse it as not alive.
+	for deadline := time.Now().Add(time.Minute); env.node.Stats().BrokersAlive != 2; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d brokers alive on the controller, want 2", env.node.Stats().BrokersAlive)
+		}
+	}
 	if _, err := env.master.AlterSyncStateSet(context.Background(), []int64{1, 2}); err != nil {
 		t.Fatal(err)
 	}
 	// Both registered with the NameServer under their roles.
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		r := runArgs(t, "clusterList", "-n", env.ns, "-o", "json")
 		if strings.Count(r.stdout, `"brokerName": "broker-a"`) == 2 && strings.Contains(r.stdout, `"brokerId": 0`) {
@@ -110,7 +115,7 @@ type cmdResult struct {
 func runArgs(t *testing.T, args ...string) cmdResult {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := runEnv(args, &stdout, &stderr, func(string) string { return "" })
+	code := runPatient(args, &stdout, &stderr, func(string) string { return "" })
 	return cmdResult{code, stdout.String(), stderr.String()}
 }
 
@@ -196,7 +201,7 @@ func TestControllerCommands(t *testing.T) {
 		MasterBrokerID int64
 		Members        []struct{ BrokerID int64 }
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for _, b := range []*brokersim.Broker{env.master, env.slave} {
 		if _, err := b.WaitNotice(ctx, func(n brokersim.Notice) bool { return n.MasterEpoch == 2 }); err != nil {

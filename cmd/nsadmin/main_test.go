@@ -12,6 +12,7 @@ import (
 	"net"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,7 +51,7 @@ func startNSWith(t *testing.T, setup func(cfg *config.Config, dir string)) strin
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if err := s.Shutdown(ctx); err != nil {
 			t.Errorf("shutdown: %v", err)
@@ -96,10 +97,22 @@ type result struct {
 	stdout, stderr string
 }
 
+// runPatient is runEnv with a -timeout of a minute unless args set one: the
+// default 3 s is an operator's bound for a NameServer that does not
+// answer, and a TLS handshake and a request can take longer than that on
+// a loaded machine under -race.
+func runPatient(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) > 0 && lookup(args[0]) != nil &&
+		!slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(strings.TrimLeft(a, "-"), "timeout") }) {
+		args = slices.Concat(args[:1], []string{"-timeout", "1m"}, args[1:])
+	}
+	return runEnv(args, stdout, stderr, getenv)
+}
+
 func nsadmin(t *testing.T, args ...string) result {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := runEnv(args, &stdout, &stderr, func(string) string { return "" })
+	code := runPatient(args, &stdout, &stderr, func(string) string { return "" })
 	return result{code, stdout.String(), stderr.String()}
 }
 
@@ -700,7 +713,7 @@ func TestNamesrvAddrFromEnv(t *testing.T) {
 		}
 		return ""
 	}
-	if code := runEnv([]string{"topicList"}, &stdout, &stderr, env); code != 0 || stderr.Len() != 0 {
+	if code := runPatient([]string{"topicList"}, &stdout, &stderr, env); code != 0 || stderr.Len() != 0 {
 		t.Errorf("exit %d, stderr %q", code, stderr.String())
 	}
 }

@@ -97,7 +97,7 @@ func TestTLSFromEnvironment(t *testing.T) {
 	}
 	runWith := func(args ...string) (int, string) {
 		var stdout, stderr bytes.Buffer
-		code := runEnv(args, &stdout, &stderr, func(k string) string { return env[k] })
+		code := runPatient(args, &stdout, &stderr, func(k string) string { return env[k] })
 		return code, stderr.String()
 	}
 	if code, stderr := runWith("clusterList"); code != 0 {

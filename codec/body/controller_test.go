@@ -11,6 +11,7 @@ import (
 )
 
 func TestAppendSyncStateSetRecorded(t *testing.T) {
+	t.Parallel()
 	f := func(ids []int64, epoch int32, want string) {
 		t.Helper()
 		if got := string(AppendSyncStateSet([]byte("x"), ids, epoch)); got != "x"+want {
@@ -23,6 +24,7 @@ func TestAppendSyncStateSetRecorded(t *testing.T) {
 }
 
 func TestDecodeSyncStateSet(t *testing.T) {
+	t.Parallel()
 	f := func(in string, want *SyncStateSet) {
 		t.Helper()
 		got, err := DecodeSyncStateSet([]byte(in))
@@ -72,6 +74,7 @@ const (
 )
 
 func TestElectMasterBodyRecorded(t *testing.T) {
+	t.Parallel()
 	f := func(g *MemberGroup, sss []int64, want string) {
 		t.Helper()
 		got := string(AppendElectMasterBody(nil, g, sss))
@@ -113,6 +116,7 @@ const (
 )
 
 func TestBrokerReplicasInfoRecorded(t *testing.T) {
+	t.Parallel()
 	a := ReplicasInfo{
 		BrokerName: "broker-a", HasMaster: true, MasterBrokerID: 1, HasMasterAddress: true, MasterAddress: "127.0.0.1:30911",
 		MasterEpoch: 1, SyncStateSetEpoch: 2,
@@ -156,6 +160,7 @@ func TestBrokerReplicasInfoRecorded(t *testing.T) {
 }
 
 func TestBrokerNames(t *testing.T) {
+	t.Parallel()
 	f := func(in string, want ...string) {
 		t.Helper()
 		got, err := DecodeBrokerNames([]byte(in))
@@ -196,6 +201,7 @@ func TestBrokerNames(t *testing.T) {
 const recordedEpochCache = `{"brokerId":0,"brokerName":"broker-a","clusterName":"DefaultCluster","epochList":[{"endOffset":9223372036854775807,"epoch":1,"startOffset":0}],"maxOffset":0}`
 
 func TestEpochEntryCacheRecorded(t *testing.T) {
+	t.Parallel()
 	c := &EpochEntryCache{ClusterName: "DefaultCluster", BrokerName: "broker-a", BrokerID: 0,
 		EpochList: []EpochEntry{{Epoch: 1, StartOffset: 0, EndOffset: 9223372036854775807}}}
 	if got := string(AppendEpochEntryCache(nil, c)); got != recordedEpochCache {

@@ -109,6 +109,7 @@ func parseLoose(t testing.TB, b []byte) any {
 }
 
 func TestDecodeRegisterBrokerVectors(t *testing.T) {
+	t.Parallel()
 	seen := 0
 	for _, fr := range loadVectors(t) {
 		if fr.Dir != "req" || fr.Code != 103 {
@@ -222,6 +223,7 @@ func TestDecodeRegisterBrokerVectors(t *testing.T) {
 }
 
 func TestDecodeRouteVectors(t *testing.T) {
+	t.Parallel()
 	seen := 0
 	for _, ex := range exchanges(loadVectors(t)) {
 		if ex.req.Code != 105 || ex.resp == nil || ex.resp.Code != 0 {
@@ -267,6 +269,7 @@ func TestDecodeRouteVectors(t *testing.T) {
 }
 
 func TestDecodeOtherResponseVectors(t *testing.T) {
+	t.Parallel()
 	counts := map[int]int{}
 	for _, ex := range exchanges(loadVectors(t)) {
 		if ex.resp == nil || ex.resp.Code != 0 || len(ex.resp.Payload) == 0 {
@@ -335,6 +338,7 @@ var spec47Topics = []TopicConfig{
 }
 
 func TestDecodeRegisterBrokerSpec(t *testing.T) {
+	t.Parallel()
 	f := func(body string, version int32, want *RegisterBroker) {
 		t.Helper()
 		got, err := DecodeRegisterBroker([]byte(body), false, version)
@@ -390,6 +394,7 @@ func TestDecodeRegisterBrokerSpec(t *testing.T) {
 }
 
 func TestDecodeRegisterBrokerEmpty(t *testing.T) {
+	t.Parallel()
 	// Java registers a bodiless request with an empty filter server list,
 	// except from brokers older than 3.0.11, whose path passes none.
 	for _, compressed := range []bool{false, true} {
@@ -408,6 +413,7 @@ func TestDecodeRegisterBrokerEmpty(t *testing.T) {
 }
 
 func TestDecodeRegisterBrokerMalformed(t *testing.T) {
+	t.Parallel()
 	f := func(body string) {
 		t.Helper()
 		if rb, err := DecodeRegisterBroker([]byte(body), false, 409); err == nil {
@@ -427,6 +433,7 @@ func TestDecodeRegisterBrokerMalformed(t *testing.T) {
 }
 
 func TestEncodeRegisterBrokerSpec(t *testing.T) {
+	t.Parallel()
 	f := func(rb *RegisterBroker, version int32, want string) {
 		t.Helper()
 		got, err := EncodeRegisterBroker(rb, false, version)
@@ -448,6 +455,7 @@ func TestEncodeRegisterBrokerSpec(t *testing.T) {
 }
 
 func TestDecodeTopicRouteSpec(t *testing.T) {
+	t.Parallel()
 	full := specRoute()
 	full.FilterServerTable = map[string][]string{"192.168.0.1:10911": {"192.168.0.1:30000"}}
 	full.OrderTopicConf = "broker-a:4;broker-b:4"
@@ -479,6 +487,7 @@ func TestDecodeTopicRouteSpec(t *testing.T) {
 }
 
 func TestDecodeSmallBodies(t *testing.T) {
+	t.Parallel()
 	dv, ok, err := DecodeDataVersion([]byte(`{"counter":42,"stateVersion":3,"timestamp":1700000000123}`))
 	if err != nil || !ok || dv != (DataVersion{Counter: 42, StateVersion: 3, Timestamp: 1700000000123}) {
 		t.Errorf("DecodeDataVersion: %+v %v %v", dv, ok, err)
@@ -528,6 +537,7 @@ func TestDecodeSmallBodies(t *testing.T) {
 // returns may alias the input: the server reuses that buffer for the next
 // frame.
 func TestDecodeRegisterBrokerOwnsItsStrings(t *testing.T) {
+	t.Parallel()
 	in := []byte(`{"filterServerList":["10.0.0.9:30000"],"topicConfigSerializeWrapper":{"dataVersion":{"counter":3,"stateVersion":0,"timestamp":17},"topicConfigTable":{"TopicA":{"attributes":{"k":"v"},"order":false,"perm":6,"readQueueNums":4,"topicFilterType":"SINGLE_TAG","topicName":"TopicA","topicSysFlag":0,"writeQueueNums":4}},"topicQueueMappingInfoMap":{"TopicA":{"bname":"broker-a","currIdMap":{0:0},"dirty":false,"epoch":1,"scope":"__global__","topic":"TopicA","totalQueues":1}}}}`)
 	rb, err := DecodeRegisterBroker(in, false, 479)
 	if err != nil {
@@ -545,6 +555,7 @@ func TestDecodeRegisterBrokerOwnsItsStrings(t *testing.T) {
 
 // The zlib layout's decoder owns what it returns too.
 func TestDecodeCompressedRegisterBrokerOwnsItsStrings(t *testing.T) {
+	t.Parallel()
 	rb := &RegisterBroker{FilterServerList: []string{"10.0.0.9:30000"}, DataVersion: DataVersion{Counter: 3, Timestamp: 17},
 		Topics:      []TopicConfig{{TopicName: "TopicA", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"}},
 		MappingInfo: map[string][]byte{"TopicA": []byte(`{"bname":"broker-a","topic":"TopicA"}`)}}
@@ -566,6 +577,7 @@ func TestDecodeCompressedRegisterBrokerOwnsItsStrings(t *testing.T) {
 }
 
 func TestMappingBrokerName(t *testing.T) {
+	t.Parallel()
 	f := func(info, want string, wantOK bool) {
 		t.Helper()
 		got, ok := MappingBrokerName([]byte(info))

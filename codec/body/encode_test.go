@@ -40,6 +40,7 @@ const (
 )
 
 func TestAppendTopicRouteSpec(t *testing.T) {
+	t.Parallel()
 	f := func(r *TopicRoute, d Dialect, want string) {
 		t.Helper()
 		got := string(AppendTopicRoute(nil, r, d))
@@ -83,6 +84,7 @@ func TestAppendTopicRouteSpec(t *testing.T) {
 }
 
 func TestAppendTopicRouteOrdering(t *testing.T) {
+	t.Parallel()
 	r := &TopicRoute{
 		BrokerDatas: []BrokerData{{
 			Cluster: "c", BrokerName: "b/ü",
@@ -117,6 +119,7 @@ func TestAppendTopicRouteNoAlloc(t *testing.T) {
 }
 
 func TestAppendClusterInfoSpec(t *testing.T) {
+	t.Parallel()
 	f := func(ci *ClusterInfo, want string) {
 		t.Helper()
 		if got := string(AppendClusterInfo(nil, ci)); got != want {
@@ -134,6 +137,7 @@ func TestAppendClusterInfoSpec(t *testing.T) {
 }
 
 func TestAppendTopicList(t *testing.T) {
+	t.Parallel()
 	f := func(topics []string, addr, want string) {
 		t.Helper()
 		if got := string(AppendTopicList(nil, topics, addr)); got != want {
@@ -147,6 +151,7 @@ func TestAppendTopicList(t *testing.T) {
 }
 
 func TestAppendKVTable(t *testing.T) {
+	t.Parallel()
 	f := func(table map[string]string, want string) {
 		t.Helper()
 		if got := string(AppendKVTable(nil, table)); got != want {
@@ -159,6 +164,7 @@ func TestAppendKVTable(t *testing.T) {
 }
 
 func TestAppendDataVersion(t *testing.T) {
+	t.Parallel()
 	f := func(dv DataVersion, want string) {
 		t.Helper()
 		if got := string(AppendDataVersion(nil, dv)); got != want {
@@ -171,6 +177,7 @@ func TestAppendDataVersion(t *testing.T) {
 }
 
 func TestAppendBrokerMemberGroup(t *testing.T) {
+	t.Parallel()
 	f := func(cluster, name string, addrs []BrokerAddr, want string) {
 		t.Helper()
 		if got := string(AppendBrokerMemberGroup(nil, cluster, name, addrs)); got != want {
@@ -188,6 +195,7 @@ func TestAppendBrokerMemberGroup(t *testing.T) {
 // broker and sent back in a route: Java's legacy writer writes the long as
 // a number, its standard one as a string.
 func TestLegacyMappingBigLongStaysANumber(t *testing.T) {
+	t.Parallel()
 	const mapping = `{"bname":"broker-a","currIdMap":{0:0},"dirty":false,"epoch":9007199254740993,"scope":"__global__","topic":"S","totalQueues":1}`
 	reg := `{"filterServerList":[],"topicConfigSerializeWrapper":{"dataVersion":{"counter":1,"timestamp":1},"topicConfigTable":{},` +
 		`"topicQueueMappingInfoMap":{"S":` + mapping + `}}}`
@@ -227,6 +235,7 @@ func TestLegacyMappingBigLongStaysANumber(t *testing.T) {
 // U+FFFF (surrogates from 0xD800) sorts before U+FF21; byte order puts it
 // after.
 func TestStandardMapKeysSortLikeJavaTreeMap(t *testing.T) {
+	t.Parallel()
 	m := []byte(`{"bname":"x","currIdMap":{},"dirty":false,"epoch":1,"scope":"__global__","topic":"T","totalQueues":1}`)
 	r := &TopicRoute{
 		FilterServerTable: map[string][]string{"\uFF21": {"a"}, "\U0001F600": {"b"}, "z": {"c"}},

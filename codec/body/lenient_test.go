@@ -10,6 +10,7 @@ import (
 )
 
 func TestLenient(t *testing.T) {
+	t.Parallel()
 	f := func(in, want string) {
 		t.Helper()
 		if got := string(Lenient([]byte(in))); got != want {
@@ -49,6 +50,7 @@ func TestLenientHotPathCopyFree(t *testing.T) {
 }
 
 func TestForEachMember(t *testing.T) {
+	t.Parallel()
 	f := func(in, want string) {
 		t.Helper()
 		var sb strings.Builder
@@ -78,6 +80,7 @@ func TestForEachMember(t *testing.T) {
 }
 
 func TestAppendJSONDialects(t *testing.T) {
+	t.Parallel()
 	f := func(in, legacy, standard string) {
 		t.Helper()
 		got, err := appendJSON(nil, []byte(in), Legacy)
@@ -105,6 +108,7 @@ func TestAppendJSONDialects(t *testing.T) {
 // is quoted when Standard is written, and Legacy writes the number bare
 // as Java's writer does.
 func TestCompactStoredKeepsNumbers(t *testing.T) {
+	t.Parallel()
 	in := `{"bname":"b/ü","currIdMap":{0:0},"epoch":9007199254740993,"neg":-9007199254740993,"ok":9007199254740991}`
 	stored, err := compactStored([]byte(in))
 	if err != nil {
@@ -129,6 +133,7 @@ func TestCompactStoredKeepsNumbers(t *testing.T) {
 }
 
 func TestAppendJSONRejects(t *testing.T) {
+	t.Parallel()
 	f := func(in string) {
 		t.Helper()
 		if got, err := appendJSON(nil, []byte(in), Standard); err == nil {
@@ -154,6 +159,7 @@ func TestAppendJSONRejects(t *testing.T) {
 }
 
 func TestUnquote(t *testing.T) {
+	t.Parallel()
 	f := func(raw, want string) {
 		t.Helper()
 		got, err := jsontext.Unquote([]byte(raw))

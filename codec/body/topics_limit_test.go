@@ -10,6 +10,7 @@ import (
 )
 
 func TestRegisterBodyTopicBound(t *testing.T) {
+	t.Parallel()
 	mk := func(n int) *RegisterBroker {
 		rb := &RegisterBroker{FilterServerList: []string{}, DataVersion: DataVersion{Counter: 1, Timestamp: 1}}
 		for i := 0; i < n; i++ {

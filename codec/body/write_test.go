@@ -8,6 +8,7 @@ import (
 )
 
 func TestAppendStringLegacy(t *testing.T) {
+	t.Parallel()
 	f := func(in, want string) {
 		t.Helper()
 		if got := string(AppendString(nil, in, Legacy)); got != want {
@@ -36,6 +37,7 @@ func TestAppendStringLegacy(t *testing.T) {
 }
 
 func TestAppendStringStandard(t *testing.T) {
+	t.Parallel()
 	f := func(in, want string) {
 		t.Helper()
 		if got := string(AppendString(nil, in, Standard)); got != want {
@@ -60,6 +62,7 @@ func TestAppendStringStandard(t *testing.T) {
 }
 
 func TestAppendInt64(t *testing.T) {
+	t.Parallel()
 	f := func(v int64, d Dialect, want string) {
 		t.Helper()
 		if got := string(AppendInt64(nil, v, d)); got != want {
@@ -92,6 +95,7 @@ func TestAppendStringNoAlloc(t *testing.T) {
 // The C1 rule reaches every legacy string: bean fields, map keys and
 // values, and strings inside a stored mapping.
 func TestLegacyEscapesC1Controls(t *testing.T) {
+	t.Parallel()
 	r := &TopicRoute{OrderTopicConf: "broker-a:4\u0085", MappingByBroker: map[string][]byte{
 		"broker-a": []byte("{\"topic\":\"T\u0086\",\"scope\":\"\\u0087\"}"),
 	}}

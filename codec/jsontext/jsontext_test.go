@@ -11,6 +11,7 @@ import (
 )
 
 func TestAppendString(t *testing.T) {
+	t.Parallel()
 	f := func(in, def, ascii string) {
 		t.Helper()
 		if got := string(AppendString(nil, in)); got != def {
@@ -44,6 +45,7 @@ func TestAppendString(t *testing.T) {
 // StringLen agrees with the writer byte for byte on random mixes of the
 // characters that matter.
 func TestStringLenIsExact(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	pieces := []string{"a", "é", "\u0085", "\u00a0", "\u2028", "\u2029", "\xe2\x80", "\xe2\x80\xa8", "\x00", "\x1f", "\x7f",
 		`"`, `\`, "\b\t\n\f\r", "/", "\xff", "😀", "\xc2"}
@@ -60,6 +62,7 @@ func TestStringLenIsExact(t *testing.T) {
 }
 
 func TestAppendContent(t *testing.T) {
+	t.Parallel()
 	f := func(raw, def, ascii string) {
 		t.Helper()
 		got, err := AppendContent(nil, []byte(raw), false)
@@ -80,6 +83,7 @@ func TestAppendContent(t *testing.T) {
 }
 
 func TestReading(t *testing.T) {
+	t.Parallel()
 	f := func(raw, unescaped, unquoted string) {
 		t.Helper()
 		got, err := AppendUnescaped([]byte("pre"), []byte(raw))

@@ -80,6 +80,7 @@ func keptLines(t *testing.T, before, after []byte, edited map[int]bool) {
 // lines, one with a ':' separator, escaped values, a key without a value,
 // and new keys (one needing escapes).
 func TestDocumentGolden(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join("testdata", "edit")
 	before, err := os.ReadFile(filepath.Join(dir, "namesrv.properties"))
 	if err != nil {
@@ -157,6 +158,7 @@ func TestDocumentGolden(t *testing.T) {
 }
 
 func TestDocumentEdits(t *testing.T) {
+	t.Parallel()
 	f := func(text, key, value, want string) {
 		t.Helper()
 		d := parseDoc(t, text)
@@ -214,6 +216,7 @@ func TestDocumentEdits(t *testing.T) {
 }
 
 func TestDocumentSetReportsChange(t *testing.T) {
+	t.Parallel()
 	d := parseDoc(t, "a=1\n")
 	if d.Set("a", "1") {
 		t.Error("setting the same value reported a change")
@@ -236,6 +239,7 @@ func TestDocumentSetReportsChange(t *testing.T) {
 }
 
 func TestParseDocumentErrors(t *testing.T) {
+	t.Parallel()
 	if _, err := ParseDocument([]byte("a=1\nb=\\uZZZZ\n")); err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Fatalf("got %v, want an error on line 2", err)
 	}
@@ -243,6 +247,7 @@ func TestParseDocumentErrors(t *testing.T) {
 
 // The document reads a text exactly as Parse does.
 func TestDocumentAgreesWithParse(t *testing.T) {
+	t.Parallel()
 	texts, err := os.ReadFile(filepath.Join("testdata", "edit", "namesrv.properties"))
 	if err != nil {
 		t.Fatal(err)

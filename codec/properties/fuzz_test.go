@@ -58,6 +58,7 @@ func FuzzParse(f *testing.F) {
 // quadratic): only the last physical line's trailing run counts, as in
 // Java's LineReader.
 func TestContinuationBackslashRuns(t *testing.T) {
+	t.Parallel()
 	f := func(text, key, value string) {
 		t.Helper()
 		ps, err := Parse(strings.NewReader(text))

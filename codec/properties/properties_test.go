@@ -33,6 +33,7 @@ func parseCase(t *testing.T) func(input, want string) {
 }
 
 func TestParse(t *testing.T) {
+	t.Parallel()
 	f := parseCase(t)
 	f("", "")
 	f("\n\n  \n", "")
@@ -91,6 +92,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestParsePropertiesErrors(t *testing.T) {
+	t.Parallel()
 	f := func(input, wantSub string) {
 		t.Helper()
 		_, err := Parse(strings.NewReader(input))
@@ -108,6 +110,7 @@ func TestParsePropertiesErrors(t *testing.T) {
 }
 
 func TestAppendEscapedRoundTrip(t *testing.T) {
+	t.Parallel()
 	f := func(key, value string) {
 		t.Helper()
 		var b []byte
@@ -138,6 +141,7 @@ func TestAppendEscapedRoundTrip(t *testing.T) {
 }
 
 func TestAppendEscapedPlainValueIsRaw(t *testing.T) {
+	t.Parallel()
 	// Ordinary values must be byte-identical to Java's raw output.
 	got := string(AppendValue(nil, "configBlackList;configStorePath;kvConfigPath"))
 	if got != "configBlackList;configStorePath;kvConfigPath" {
@@ -155,6 +159,7 @@ func TestAppendEscapedPlainValueIsRaw(t *testing.T) {
 // line is a comment, where treating the backslash as a continuation made
 // "#notcomment" a key and blank lines an empty key.
 func TestLoneBackslashLineLikeJava(t *testing.T) {
+	t.Parallel()
 	f := parseCase(t)
 	// The reviewer's cases.
 	f("\\\n#notcomment=1\nk=v\n", "k|v@3")
@@ -188,6 +193,7 @@ func TestLoneBackslashLineLikeJava(t *testing.T) {
 // Properties.load would read differently is escaped. Pairs keep their
 // order.
 func TestAppendLikeMqadmin(t *testing.T) {
+	t.Parallel()
 	f := func(key, value, want string) {
 		t.Helper()
 		text := string(Append(nil, []Property{{Key: key, Value: value}}))

@@ -143,8 +143,9 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			idle := l.victim()
 			if idle == nil {
 				l.mu.Unlock()
-				c.Close()
+				// Counted before the close, which the refused peer sees.
 				l.refused.Add(1)
+				c.Close()
 				if !l.warned.Swap(true) {
 					l.log.Warn("admin listener at its connection cap: closing new connections until some close",
 						"max_conns", l.max, "addr", l.Addr().String())

@@ -50,6 +50,7 @@ type Server struct {
 	regErr   error // the first collector that could not be registered
 	ready    []check
 	healthy  []check
+	notes    []func() string // lines /readyz adds to its answer (Note)
 	profiles http.Handler
 
 	tasks     []func(stop <-chan struct{})
@@ -119,6 +120,15 @@ func (s *Server) Ready(name string, fn func() string) {
 	s.ready = append(s.ready, check{name, fn})
 }
 
+// Note adds a line that /readyz writes after its verdict, ready or not:
+// something a person probing the process wants to know (how it started),
+// never a condition of readiness.
+func (s *Server) Note(fn func() string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.notes = append(s.notes, fn)
+}
+
 // Healthy adds a liveness check, composed into /healthz as Ready's are
 // into /readyz. With none, /healthz answers ok while the process serves.
 func (s *Server) Healthy(name string, fn func() string) {
@@ -170,7 +180,7 @@ func (s *Server) Handler() http.Handler {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	mux := http.NewServeMux()
-	ready, healthy, regErr := s.ready, s.healthy, s.regErr
+	ready, healthy, regErr, notes := s.ready, s.healthy, s.regErr, s.notes
 	scrape := promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{
 		ErrorLog:      slog.NewLogLogger(s.log.Handler(), slog.LevelError),
 		ErrorHandling: promhttp.ContinueOnError,
@@ -194,11 +204,17 @@ func (s *Server) Handler() http.Handler {
 	// real answers: probes that take a process out of rotation use it
 	// during start and shutdown.
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		var extra strings.Builder
+		for _, fn := range notes {
+			if line := fn(); line != "" {
+				extra.WriteString(line + "\n")
+			}
+		}
 		if why := firstFailing(ready); why != "" {
-			WriteText(w, http.StatusServiceUnavailable, "not ready: "+why+"\n")
+			WriteText(w, http.StatusServiceUnavailable, "not ready: "+why+"\n"+extra.String())
 			return
 		}
-		WriteText(w, http.StatusOK, "ready\n")
+		WriteText(w, http.StatusOK, "ready\n"+extra.String())
 	})
 	// The probes stay outside the gate: a burst of status pages must not
 	// make a load balancer take the process out of rotation.

@@ -35,7 +35,7 @@ func get(t *testing.T, h http.Handler, path string) (int, string) {
 
 func httpGet(t *testing.T, url string) (int, string) {
 	t.Helper()
-	c := &http.Client{Timeout: 10 * time.Second}
+	c := &http.Client{Timeout: time.Minute} // bounds a hang only
 	resp, err := c.Get(url)
 	if err != nil {
 		t.Fatalf("GET %s: %v", url, err)
@@ -75,6 +75,22 @@ func TestReadinessComposes(t *testing.T) {
 	s.Healthy("disk", func() string { return "kv file unwritable" })
 	if code, body := get(t, s.Handler(), "/healthz"); code != 503 || body != "unhealthy: kv file unwritable\n" {
 		t.Fatalf("healthz with a failing check: %d %q", code, body)
+	}
+}
+
+// Notes follow the verdict, ready or not; an empty one writes nothing.
+func TestReadinessNotes(t *testing.T) {
+	s := New(Options{Log: quietLog})
+	why := "not listening yet"
+	s.Ready("namesrv", func() string { return why })
+	s.Note(func() string { return "start: warm from routes.snapshot" })
+	s.Note(func() string { return "" })
+	if code, body := get(t, s.Handler(), "/readyz"); code != 503 || body != "not ready: not listening yet\nstart: warm from routes.snapshot\n" {
+		t.Fatalf("readyz %d %q", code, body)
+	}
+	why = ""
+	if code, body := get(t, s.Handler(), "/readyz"); code != 200 || body != "ready\nstart: warm from routes.snapshot\n" {
+		t.Fatalf("readyz %d %q", code, body)
 	}
 }
 
@@ -198,7 +214,7 @@ func TestClientThatNeverReadsHoldsNothing(t *testing.T) {
 		}
 	})
 	s := owned(t, endless, 200*time.Millisecond)
-	nc, err := net.DialTimeout("tcp", s.Addr(), 2*time.Second)
+	nc, err := net.DialTimeout("tcp", s.Addr(), time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,10 +224,11 @@ func TestClientThatNeverReadsHoldsNothing(t *testing.T) {
 	}
 	select {
 	case <-writeErr:
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("an admin client that never reads holds its handler: the admin listener has no write timeout")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// Pinned, Shutdown would never return: the deadline only bounds that.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := s.Shutdown(ctx); err != nil {
 		t.Fatalf("Shutdown: %v", err)
@@ -219,12 +236,31 @@ func TestClientThatNeverReadsHoldsNothing(t *testing.T) {
 }
 
 // The profiles that run for a requested time still work when that time is
-// longer than the write timeout.
+// longer than the write timeout: net/http/pprof pushes its connection's
+// write deadline out through http.ResponseController, which the admin
+// listener's handlers must let reach the connection. The stand-in profile
+// does what pprof does; the write timeout has passed before it writes, so
+// only the deadline it set lets its answer out.
 func TestProfileMayOutlastTheWriteTimeout(t *testing.T) {
-	s := owned(t, pprof.Handler(), time.Second)
+	extended := make(chan error, 1)
+	profile := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		err := http.NewResponseController(w).SetWriteDeadline(time.Now().Add(time.Minute))
+		extended <- err
+		WriteText(w, 200, "profile\n")
+	})
+	s := owned(t, profile, time.Nanosecond)
 	code, body := httpGet(t, "http://"+s.Addr()+"/debug/pprof/allocs?seconds=2")
-	if code != http.StatusOK || len(body) == 0 {
-		t.Fatalf("a 2s profile under a 1s write timeout: status %d, %d bytes: %.200s", code, len(body), body)
+	if err := <-extended; err != nil {
+		t.Fatalf("SetWriteDeadline through the admin listener's handlers: %v", err)
+	}
+	if code != http.StatusOK || body != "profile\n" {
+		t.Fatalf("a profile outlasting the write timeout: status %d %q", code, body)
+	}
+	// And net/http/pprof's own, its write deadline pushed out by the
+	// time asked for.
+	s = owned(t, pprof.Handler(), time.Minute)
+	if code, body := httpGet(t, "http://"+s.Addr()+"/debug/pprof/allocs?seconds=1"); code != http.StatusOK || len(body) == 0 {
+		t.Fatalf("a 1 s allocs profile: status %d, %d bytes: %.200s", code, len(body), body)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 )
 
 func TestRoleMay(t *testing.T) {
+	t.Parallel()
 	f := func(r Role, want string) {
 		t.Helper()
 		var got []string
@@ -34,6 +35,7 @@ func TestRoleMay(t *testing.T) {
 }
 
 func TestParseRole(t *testing.T) {
+	t.Parallel()
 	f := func(in string, want Role, ok bool) {
 		t.Helper()
 		got, err := ParseRole(in)
@@ -49,6 +51,7 @@ func TestParseRole(t *testing.T) {
 }
 
 func TestParseAccounts(t *testing.T) {
+	t.Parallel()
 	f := func(text string, want []Account) {
 		t.Helper()
 		got, err := ParseAccounts(strings.NewReader(text))
@@ -73,6 +76,7 @@ func TestParseAccounts(t *testing.T) {
 }
 
 func TestParseAccountsErrors(t *testing.T) {
+	t.Parallel()
 	f := func(text string, wantSub ...string) {
 		t.Helper()
 		_, err := ParseAccounts(strings.NewReader(text))
@@ -103,6 +107,7 @@ func TestParseAccountsErrors(t *testing.T) {
 }
 
 func TestLoadAccounts(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "acl")
 	if err := os.WriteFile(path, []byte("rocketmq2:12345678:admin\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -117,6 +122,7 @@ func TestLoadAccounts(t *testing.T) {
 }
 
 func TestParseCIDRs(t *testing.T) {
+	t.Parallel()
 	f := func(in, want string) {
 		t.Helper()
 		got, err := ParseCIDRs(in)
@@ -146,6 +152,7 @@ func TestParseCIDRs(t *testing.T) {
 }
 
 func TestPeerAddr(t *testing.T) {
+	t.Parallel()
 	f := func(peer, want string) {
 		t.Helper()
 		got := PeerAddr(peer)
@@ -200,6 +207,7 @@ func mustPolicy(t *testing.T, o Options) *Policy {
 }
 
 func TestPolicySignatures(t *testing.T) {
+	t.Parallel()
 	p := mustPolicy(t, Options{Signatures: true, Accounts: testAccounts})
 	withBrokers := mustPolicy(t, Options{Signatures: true, Accounts: testAccounts, BrokerRegistration: true})
 	check := func(p *Policy, class Class, req *codec.Command, want Reason) {
@@ -262,6 +270,7 @@ func TestPolicySignatures(t *testing.T) {
 }
 
 func TestPolicyAllowFrom(t *testing.T) {
+	t.Parallel()
 	nets, err := ParseCIDRs("10.0.0.0/8, 127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
@@ -304,6 +313,7 @@ func TestPolicyAllowFrom(t *testing.T) {
 }
 
 func TestNewRefusesBadOptions(t *testing.T) {
+	t.Parallel()
 	f := func(o Options, wantSub string) {
 		t.Helper()
 		_, err := New(o)
@@ -326,6 +336,7 @@ func TestNewRefusesBadOptions(t *testing.T) {
 }
 
 func TestDenialRemark(t *testing.T) {
+	t.Parallel()
 	f := func(d Denial, want string) {
 		t.Helper()
 		if got := d.Error(); got != want {
@@ -348,6 +359,7 @@ func TestDenialRemark(t *testing.T) {
 // mqadmin's default account: each passes as an admin code for an admin,
 // and is refused for its role, not its signature, for a reader.
 func TestPolicyAcceptsJavaAdmin(t *testing.T) {
+	t.Parallel()
 	admin := mustPolicy(t, Options{Signatures: true, Accounts: []Account{{AccessKey: "rocketmq2", SecretKey: "12345678", Role: RoleAdmin}}})
 	reader := mustPolicy(t, Options{Signatures: true, Accounts: []Account{{AccessKey: "rocketmq2", SecretKey: "12345678", Role: RoleReadOnly}}})
 	n := 0
@@ -387,6 +399,7 @@ func TestCheckOpenCodeDoesNotAllocate(t *testing.T) {
 // A refusal quotes the AccessKey it was sent, cut short: a peer may send
 // megabytes there, and the remark and log line must stay small.
 func TestDenialQuotesALongAccessKeyShort(t *testing.T) {
+	t.Parallel()
 	p, err := New(Options{Signatures: true, Accounts: []Account{{AccessKey: "adminAK1", SecretKey: "adminSK1", Role: RoleAdmin}}})
 	if err != nil {
 		t.Fatal(err)

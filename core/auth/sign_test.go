@@ -29,6 +29,7 @@ func hmacB64(key, content string) string {
 }
 
 func TestSignContent(t *testing.T) {
+	t.Parallel()
 	f := func(ext []codec.Field, body, wantContent string) {
 		t.Helper()
 		want := hmacB64("secret-key", wantContent)
@@ -64,6 +65,7 @@ func TestSignContent(t *testing.T) {
 }
 
 func TestVerifyRefuses(t *testing.T) {
+	t.Parallel()
 	ext := fields("AccessKey", "ak", "topic", "T")
 	sig := Sign("secret-key", ext, []byte("body"))
 	f := func(name, key string, ext []codec.Field, body, sig string) {
@@ -89,6 +91,7 @@ func TestVerifyRefuses(t *testing.T) {
 // properties of RocketMQ's ACL signature, kept for compatibility; the README
 // says to keep signed traffic off networks where it can be captured.
 func TestSignatureSchemeLimits(t *testing.T) {
+	t.Parallel()
 	body := []byte("")
 	sig := Sign("secret-key", fields("AccessKey", "ak", "key", "k1", "namespace", "ns"), body)
 	for _, ext := range [][]codec.Field{
@@ -106,6 +109,7 @@ func TestSignatureSchemeLimits(t *testing.T) {
 // verify, except the one request whose body the recording rewrote (a file
 // path made neutral) after it was signed.
 func TestVerifyRecordedJavaSignatures(t *testing.T) {
+	t.Parallel()
 	const rewritten = "mqadmin-updateNamesrvConfig-blacklisted-kvConfigPath.jsonl"
 	files, err := codectest.Files()
 	if err != nil {

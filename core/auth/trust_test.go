@@ -16,6 +16,7 @@ import (
 )
 
 func TestParseAccountOptions(t *testing.T) {
+	t.Parallel()
 	accts, err := ParseAccounts(strings.NewReader(`
 admin-key:admin-secret:admin
 broker-a-key:broker-secret:broker
@@ -43,6 +44,7 @@ broker-b-key	strict
 }
 
 func TestParseAccountOptionsErrors(t *testing.T) {
+	t.Parallel()
 	f := func(text string, wantSub ...string) {
 		t.Helper()
 		_, err := ParseAccounts(strings.NewReader(text))
@@ -103,6 +105,7 @@ func denied(t *testing.T, err error, want Reason) *Denial {
 }
 
 func TestBrokerAccountBindings(t *testing.T) {
+	t.Parallel()
 	p := boundPolicy(t, Options{})
 	f := func(class Class, req *codec.Command, want Reason) *Denial {
 		t.Helper()
@@ -146,6 +149,7 @@ func TestBrokerAccountBindings(t *testing.T) {
 }
 
 func TestBrokerAllowFrom(t *testing.T) {
+	t.Parallel()
 	brokers := []netip.Prefix{netip.MustParsePrefix("10.1.0.0/16")}
 	admins := []netip.Prefix{netip.MustParsePrefix("10.9.0.0/16")}
 	f := func(p *Policy, class Class, req *codec.Command, peer string, want Reason) {
@@ -201,6 +205,7 @@ func TestBrokerAllowFrom(t *testing.T) {
 // any code with the same fields. Those whose fields give the source away
 // are refused; 327 and 205 carry the same fields and cannot be told apart.
 func TestCompatReplayAcrossCodes(t *testing.T) {
+	t.Parallel()
 	p := boundPolicy(t, Options{})
 	f := func(class Class, req *codec.Command, want Reason) {
 		t.Helper()
@@ -246,6 +251,7 @@ func strictReq(code int32, ak, sk string, at time.Time, nonce, body string, ext 
 }
 
 func TestStrictSignature(t *testing.T) {
+	t.Parallel()
 	now := time.UnixMilli(1_800_000_000_000)
 	clock := func() time.Time { return now }
 	p := boundPolicy(t, Options{Now: clock, StrictWindow: time.Minute})
@@ -303,6 +309,7 @@ func TestStrictSignature(t *testing.T) {
 }
 
 func TestStrictRequired(t *testing.T) {
+	t.Parallel()
 	now := time.UnixMilli(1_800_000_000_000)
 	clock := func() time.Time { return now }
 	compat := signed(319, "admin-key", "admin-secret", "")
@@ -330,6 +337,7 @@ func TestStrictRequired(t *testing.T) {
 }
 
 func TestNonceCacheBounded(t *testing.T) {
+	t.Parallel()
 	var c nonceCache
 	const now = 1000
 	for i := 0; i < maxNonces; i++ {

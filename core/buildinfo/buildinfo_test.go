@@ -10,6 +10,7 @@ import (
 )
 
 func TestResolve(t *testing.T) {
+	t.Parallel()
 	vcs := func(rev, modified string) []debug.BuildSetting {
 		return []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: modified}}
 	}
@@ -45,6 +46,7 @@ func TestResolve(t *testing.T) {
 }
 
 func TestString(t *testing.T) {
+	t.Parallel()
 	s := String("namesrv")
 	if !strings.HasPrefix(s, "namesrv "+Version()+" (go") {
 		t.Fatalf("String = %q", s)

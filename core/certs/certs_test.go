@@ -85,6 +85,7 @@ func servedSerial(t *testing.T, m *Material, ca *tlstest.CA) int64 {
 }
 
 func TestCertificateReload(t *testing.T) {
+	t.Parallel()
 	ca := tlstest.NewCA(t, "ca")
 	f := ca.Files(t, 100)
 	m, logs := load(t, settings("permissive", f))
@@ -139,6 +140,7 @@ func TestCertificateReload(t *testing.T) {
 // A changed trust file applies to the next handshake: a client trusted only
 // by the new file gets in after the reload.
 func TestTrustReload(t *testing.T) {
+	t.Parallel()
 	ca, next := tlstest.NewCA(t, "ca"), tlstest.NewCA(t, "next")
 	f := ca.Files(t, 2)
 	cfg := settings("enforcing", f)
@@ -163,6 +165,7 @@ func TestTrustReload(t *testing.T) {
 // tls.config.file overrides the certificate paths, as in Java, but not the
 // mode.
 func TestConfigFile(t *testing.T) {
+	t.Parallel()
 	ca := tlstest.NewCA(t, "ca")
 	f := ca.Files(t, 7)
 	props := filepath.Join(f.Dir, "tls.properties")
@@ -183,6 +186,7 @@ func TestConfigFile(t *testing.T) {
 // Test mode serves a certificate made at start, as Java's
 // SelfSignedCertificate, and has nothing to watch.
 func TestTestMode(t *testing.T) {
+	t.Parallel()
 	cfg := config.Default()
 	cfg.TLSTestModeEnable = true
 	m, _ := load(t, cfg)
@@ -199,12 +203,14 @@ func TestTestMode(t *testing.T) {
 }
 
 func TestDisabledHasNoMaterial(t *testing.T) {
+	t.Parallel()
 	if m, err := Load(config.Default(), nil); m != nil || err != nil {
 		t.Fatalf("Load with TLS off: %v, %v", m, err)
 	}
 }
 
 func TestBadMaterialStopsLoad(t *testing.T) {
+	t.Parallel()
 	ca := tlstest.NewCA(t, "ca")
 	f := ca.Files(t, 2)
 	check := func(mutate func(*config.Config), want string) {

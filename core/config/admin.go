@@ -34,12 +34,4 @@ func (c *Config) validateAdmin() []error {
 
 // NsaddrEntries splits an nsaddrList value into its addresses, dropping
 // blanks around and between the semicolons.
-func NsaddrEntries(list string) []string {
-	var out []string
-	for _, a := range strings.Split(list, ";") {
-		if a = strings.TrimSpace(a); a != "" {
-			out = append(out, a)
-		}
-	}
-	return out
-}
+func NsaddrEntries(list string) []string { return splitList(list) }

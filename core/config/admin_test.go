@@ -11,6 +11,7 @@ import (
 )
 
 func TestValidateAdmin(t *testing.T) {
+	t.Parallel()
 	f := func(listen, list, wantErr string) {
 		t.Helper()
 		c := Default()
@@ -39,6 +40,7 @@ func TestValidateAdmin(t *testing.T) {
 }
 
 func TestNsaddrEntries(t *testing.T) {
+	t.Parallel()
 	f := func(in string, want ...string) {
 		t.Helper()
 		if got := NsaddrEntries(in); !slices.Equal(got, want) {
@@ -52,6 +54,7 @@ func TestNsaddrEntries(t *testing.T) {
 }
 
 func TestAdminKeysApply(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	w, err := c.Apply([]properties.Property{{Key: KeyAdminListen, Value: " 127.0.0.1:9877 "}, {Key: KeyNsaddrList, Value: "a:1;b:2"}})
 	if err != nil || len(w) != 0 {
@@ -68,8 +71,8 @@ func TestAdminKeysApply(t *testing.T) {
 	}
 	for _, k := range []string{KeyAdminListen, KeyNsaddrList} {
 		key, ok := LookupKey(k)
-		if !ok || key.Live {
-			t.Fatalf("%s: known=%v live=%v, want a known start-up key", k, ok, key.Live)
+		if !ok || key.Runtime {
+			t.Fatalf("%s: known=%v runtime=%v, want a known start-up key", k, ok, key.Runtime)
 		}
 	}
 }

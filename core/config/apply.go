@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rocketns/rocketns/codec/properties"
 )
@@ -52,19 +53,26 @@ func (c *Config) Apply(props []properties.Property) (warnings []string, err erro
 	return warnings, nil
 }
 
-// unknownKey is a key of the input that sets no Config field: a Java-only
+// unknownKey is a key of the input that nothing reads: a Java-only
 // setting or a key nothing knows.
 type unknownKey struct {
-	key string
-	src Source
-	// javaKey: a Java NameServer or controller setting rocketns accepts
-	// and does not use, as opposed to a key nothing knows.
-	javaKey bool
-	// note replaces the generic message (a controller key's own).
-	note string
+	key  string
+	src  Source
+	kind unknownKind
 }
 
-func (u unknownKey) javaOnly() bool { return u.javaKey }
+type unknownKind uint8
+
+const (
+	unknownPlain          unknownKind = iota // a key nothing knows
+	unknownJava                              // a Java NameServer setting rocketns does not use
+	unknownJavaController                    // a Java controller setting rocketns does not use
+	unknownJavaTuning                        // not a key, but shaped as a Java controller tuning
+)
+
+// javaOnly: a Java setting rocketns accepts and does not use, as opposed
+// to a key nothing knows.
+func (u unknownKey) javaOnly() bool { return u.kind != unknownPlain }
 
 // message is the warning (or, strict, the error) about the key.
 func (u unknownKey) message(strict bool) string {
@@ -72,11 +80,13 @@ func (u unknownKey) message(strict bool) string {
 	if s := u.src.String(); s != "" {
 		where = " (" + s + ")"
 	}
-	if u.note != "" {
-		return u.note
-	}
-	if u.javaOnly() {
+	switch u.kind {
+	case unknownJava:
 		return fmt.Sprintf("config: %s%s is a Java setting rocketns does not use; kept as is", u.key, where)
+	case unknownJavaController:
+		return fmt.Sprintf("config: %s%s is a Java controller setting rocketns does not use; kept as is", u.key, where)
+	case unknownJavaTuning:
+		return fmt.Sprintf("config: %s%s is not a setting of rocketns's controller (a Java raft or metrics tuning?); kept as is", u.key, where)
 	}
 	hint := ""
 	if near := SuggestKey(u.key); near != "" {
@@ -86,6 +96,36 @@ func (u unknownKey) message(strict bool) string {
 		return fmt.Sprintf("config: unknown key %q%s%s (strictConfig=true refuses unknown keys)", u.key, where, hint)
 	}
 	return fmt.Sprintf("config: unknown key %q%s%s; kept as is", u.key, where, hint)
+}
+
+// unknownOf is what Apply says of key, kept in Extra; false for a key
+// something reads.
+func unknownOf(key string) (unknownKind, bool) {
+	k := lookup(key)
+	switch {
+	case k != nil && !k.JavaOnly:
+		return 0, false
+	case k != nil && (k.Class == ClassController || k.Class == ClassJraft):
+		return unknownJavaController, true
+	case k != nil:
+		return unknownJava, true
+	case javaControllerTuning(key):
+		return unknownJavaTuning, true
+	}
+	return unknownPlain, true
+}
+
+// javaControllerTuning reports whether an unknown key has the shape of a
+// Java controller tuning key (jRaft, DLedger, metrics) that rocketns has no
+// use for: accepted with a warning, like the Netty ones, rather than as an
+// unknown key.
+func javaControllerTuning(name string) bool {
+	for _, p := range []string{"jRaft", "jraft", "dLedger", "dLeger", "dledger", "metric"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // propertySource is where p came from, given where its batch came from.
@@ -113,21 +153,14 @@ func propertySource(base Source, p properties.Property) Source {
 // applyFrom sets props, which came from src, on c and records their
 // sources. With partial, every value that parses is set and the others
 // reported; without, nothing is set when any value fails. Keys that set no
-// field go to Extra and are returned.
+// field go to Extra as written (checked first when the table knows them);
+// those nothing reads are returned.
 func (c *Config) applyFrom(src Source, props []properties.Property, partial bool) ([]unknownKey, []error) {
-	type pending struct {
-		key Key
-		p   properties.Property
-		v   any
-	}
 	var errs []error
-	var sets []pending
-	for _, p := range props {
-		k, ok := LookupKey(p.Key)
-		if !ok {
-			if err := checkControllerValue(p, propertySource(src, p)); err != nil {
-				errs = append(errs, err) // controller.go: kept in Extra, checked here
-			}
+	vals := make([]any, len(props))
+	for i, p := range props {
+		k := lookup(p.Key)
+		if k == nil {
 			continue
 		}
 		v, err := parseValue(k, p, propertySource(src, p))
@@ -135,39 +168,29 @@ func (c *Config) applyFrom(src Source, props []properties.Property, partial bool
 			errs = append(errs, err)
 			continue
 		}
-		sets = append(sets, pending{k, p, v})
+		vals[i] = v
 	}
 	if len(errs) > 0 && !partial {
 		return nil, errs
 	}
-	for _, s := range sets {
-		s.key.set(c, s.v)
-		c.setSource(s.key.Name, propertySource(src, s.p))
-	}
 	var unknown []unknownKey
-	for _, p := range props {
-		if _, ok := LookupKey(p.Key); ok {
+	for i, p := range props {
+		ps := propertySource(src, p)
+		if k := lookup(p.Key); k != nil && !k.kept() {
+			if vals[i] != nil {
+				k.set(c, vals[i])
+				c.setSource(k.Name, ps)
+			}
 			continue
 		}
 		if c.Extra == nil {
 			c.Extra = make(map[string]string)
 		}
 		c.Extra[p.Key] = p.Value
-		ps := propertySource(src, p)
 		c.setSource(p.Key, ps)
-		u := unknownKey{key: p.Key, src: ps, javaKey: IsJavaOnlyKey(p.Key)}
-		where := ""
-		if s := ps.String(); s != "" {
-			where = " (" + s + ")"
+		if kind, ok := unknownOf(p.Key); ok {
+			unknown = append(unknown, unknownKey{key: p.Key, src: ps, kind: kind})
 		}
-		if w, ok := controllerWarning(p, where); ok {
-			if w == "" {
-				continue // a controller key rocketns reads: kept in Extra, not unknown
-			}
-			// A Java controller or raft tuning key: ignored like the Netty ones.
-			u.javaKey, u.note = true, w
-		}
-		unknown = append(unknown, u)
 	}
 	return unknown, errs
 }
@@ -185,7 +208,7 @@ func (c *Config) Set(key, value string) error {
 // accident worth forgiving (Java would ignore such a number and read such a
 // boolean as false), and one rule for all types keeps "blank" meaning one
 // thing.
-func parseValue(k Key, p properties.Property, src Source) (any, error) {
+func parseValue(k *Key, p properties.Property, src Source) (any, error) {
 	v := javaTrim(p.Value)
 	bad := func(reason string) error {
 		e := &ValueError{Key: p.Key, Value: p.Value, Source: src, Reason: reason}
@@ -244,58 +267,96 @@ func javaTrim(s string) string {
 	return s[i:j]
 }
 
-func (k Key) set(c *Config, v any) {
-	switch k.Type {
-	case TypeString:
-		*k.strPtr(c) = v.(string)
-	case TypeBool:
-		*k.boolPtr(c) = v.(bool)
-	case TypeInt:
-		*k.intPtr(c) = v.(int)
-	case TypeInt64:
-		*k.i64Ptr(c) = v.(int64)
-	}
-}
+// set gives the key's field in c the value v (as parseValue returns it).
+func (k *Key) set(c *Config, v any) { store(k.field(c), v, k.unit()) }
 
-// typed returns the key's current value in c as parseValue returns it.
-func (k Key) typed(c *Config) any {
-	switch k.Type {
-	case TypeString:
-		return *k.strPtr(c)
-	case TypeBool:
-		return *k.boolPtr(c)
-	case TypeInt:
-		return *k.intPtr(c)
-	case TypeInt64:
-		return *k.i64Ptr(c)
+// get returns the key's value in c, typed: its field, or its value in
+// Extra, or its default; false when it has none of them.
+func (k *Key) get(c *Config) (any, bool) {
+	if !k.kept() {
+		return load(k.field(c), k.unit()), true
 	}
-	return nil
+	if s, ok := c.Extra[k.Name]; ok {
+		if v, err := parseValue(k, properties.Property{Key: k.Name, Value: s}, Source{}); err == nil {
+			return v, true
+		}
+	}
+	d := k.defaultFor(RoleNameServer)
+	return d, d != nil
 }
 
 // Value returns the key's current value in c as Java prints it.
 func (k Key) Value(c *Config) string {
-	switch k.Type {
-	case TypeString:
-		return *k.strPtr(c)
-	case TypeBool:
-		return strconv.FormatBool(*k.boolPtr(c))
-	case TypeInt:
-		return strconv.Itoa(*k.intPtr(c))
-	case TypeInt64:
-		return strconv.FormatInt(*k.i64Ptr(c), 10)
+	v, _ := k.get(c)
+	return format(v)
+}
+
+// unit is what one of the key's numbers counts in a time.Duration field.
+func (k *Key) unit() time.Duration {
+	switch k.Unit {
+	case "ms":
+		return time.Millisecond
+	case "s":
+		return time.Second
 	}
-	return ""
+	return 1
+}
+
+// store puts v (as parseValue returns it) into the field p points at; a
+// time.Duration field counts in unit.
+func store(p, v any, unit time.Duration) {
+	switch p := p.(type) {
+	case *string:
+		*p = v.(string)
+	case *bool:
+		*p = v.(bool)
+	case *int:
+		*p = int(asInt64(v))
+	case *int64:
+		*p = asInt64(v)
+	case *time.Duration:
+		*p = time.Duration(asInt64(v)) * unit
+	}
+}
+
+// load is the value of the field p points at, as parseValue returns it.
+func load(p any, unit time.Duration) any {
+	switch p := p.(type) {
+	case *string:
+		return *p
+	case *bool:
+		return *p
+	case *int:
+		return *p
+	case *int64:
+		return *p
+	case *time.Duration:
+		return int64(*p / unit)
+	}
+	return nil
+}
+
+func asInt64(v any) int64 {
+	switch v := v.(type) {
+	case int:
+		return int64(v)
+	case int64:
+		return v
+	}
+	return 0
 }
 
 // Properties returns every setting, Extra included, sorted by key: the
 // content of GET_NAMESRV_CONFIG and of -p. Line is 0.
 func (c *Config) Properties() []properties.Property {
-	out := make([]properties.Property, 0, len(knownKeys)+len(c.Extra))
-	for _, k := range knownKeys {
-		out = append(out, properties.Property{Key: k.Name, Value: k.Value(c)})
+	out := make([]properties.Property, 0, len(keys)+len(c.Extra))
+	for i := range keys {
+		if k := &keys[i]; !k.kept() {
+			out = append(out, properties.Property{Key: k.Name, Value: k.Value(c)})
+		}
 	}
 	for k, v := range c.Extra {
-		if _, known := LookupKey(k); known {
+		if k := lookup(k); k != nil && !k.kept() {
 			continue // the field is the truth
 		}
 		out = append(out, properties.Property{Key: k, Value: v})
@@ -310,22 +371,6 @@ func (c *Config) Properties() []properties.Property {
 // escaped so properties.Parse reads the text back to the same values (Java
 // writes them raw on Unix, and such a value would not survive a reload).
 func (c *Config) AppendText(dst []byte) []byte { return properties.Append(dst, c.Properties()) }
-
-// InBlackList reports whether UPDATE_NAMESRV_CONFIG must refuse to change key.
-func (c *Config) InBlackList(key string) bool {
-	// Refused whatever configBlackList says, as 4.9.8 and 5.2.0 do: letting a
-	// remote peer move these paths is CVE-2023-37582.
-	switch key {
-	case "configBlackList", "configStorePath", "kvConfigPath", "rocketmqHome":
-		return true
-	}
-	for _, k := range strings.Split(c.ConfigBlackList, ";") {
-		if k = strings.TrimSpace(k); k != "" && k == key {
-			return true
-		}
-	}
-	return false
-}
 
 // Level returns LogLevel as a slog level.
 func (c *Config) Level() (slog.Level, error) {
@@ -350,11 +395,9 @@ const minFrameMaxLength = 1024
 // (source): reason".
 func (c *Config) invalid(key, format string, args ...any) error {
 	val := ""
-	if k, ok := LookupKey(key); ok {
-		if k.Type == TypeString {
-			val = strconv.Quote(k.Value(c))
-		} else {
-			val = k.Value(c)
+	if k := lookup(key); k != nil {
+		if val = k.Value(c); k.Type == TypeString {
+			val = strconv.Quote(val)
 		}
 	}
 	return fmt.Errorf("config: %s=%s%s: %s", key, val, c.where(key), fmt.Sprintf(format, args...))
@@ -362,29 +405,23 @@ func (c *Config) invalid(key, format string, args ...any) error {
 
 // Validate checks ranges, enumerations and addresses, reporting every
 // problem found, each with where its value came from when c was built by
-// Load.
+// Load. The controller's keys are checked when a node is built from them
+// (Config.Controller).
 func (c *Config) Validate() error {
 	var errs []error
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, c.invalid(key, format, args...))
 	}
-	if c.ListenPort < 0 || c.ListenPort > 65535 {
-		bad("listenPort", "want 0..65535")
+	for i := range keys {
+		if k := &keys[i]; !k.kept() && k.Range != nil {
+			v, _ := k.get(c)
+			if why := k.Range.check(asInt64(v)); why != "" {
+				bad(k.Name, "%s", why)
+			}
+		}
 	}
 	if err := CheckBindIP(c.BindAddress); err != nil {
 		bad("bindAddress", "%v", err)
-	}
-	if c.ScanNotActiveBrokerInterval <= 0 {
-		bad("scanNotActiveBrokerInterval", "want a positive number of milliseconds")
-	}
-	if c.UnRegisterBrokerQueueCapacity <= 0 {
-		bad("unRegisterBrokerQueueCapacity", "want a positive number")
-	}
-	if c.ServerChannelMaxIdleTimeSeconds < 0 {
-		bad("serverChannelMaxIdleTimeSeconds", "want 0 (never) or more")
-	}
-	if c.FrameMaxLength < minFrameMaxLength {
-		bad("frameMaxLength", "want at least %d", minFrameMaxLength)
 	}
 	if strings.TrimSpace(c.KVConfigPath) == "" {
 		errs = append(errs, fmt.Errorf("config: kvConfigPath is empty%s", c.where("kvConfigPath")))
@@ -392,16 +429,15 @@ func (c *Config) Validate() error {
 	if _, err := c.Level(); err != nil {
 		bad("logLevel", "want debug, info, warn or error")
 	}
-	errs = append(errs, c.validateSecurity()...)
 	switch strings.ToLower(c.LogFormat) {
 	case "text", "json":
 	default:
 		bad("logFormat", "want text or json")
 	}
+	errs = append(errs, c.validateSecurity()...)
 	errs = append(errs, c.validateLimits()...)
 	errs = append(errs, c.validateTLSKeys()...)
 	errs = append(errs, c.validateAdmin()...)
 	errs = append(errs, c.validateLog()...)
-	errs = append(errs, c.validateBounds()...)
 	return errors.Join(errs...)
 }

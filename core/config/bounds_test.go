@@ -11,6 +11,7 @@ import (
 )
 
 func TestRuntimeUpdateRefusesOutOfRange(t *testing.T) {
+	t.Parallel()
 	base := Default()
 	f := func(text, key, want string) {
 		t.Helper()
@@ -41,18 +42,20 @@ func TestRuntimeUpdateRefusesOutOfRange(t *testing.T) {
 // Every numeric key an update may set has a range, so a key added to the
 // run-time list cannot arrive without one.
 func TestEveryRuntimeNumberHasARange(t *testing.T) {
-	for _, name := range RuntimeKeys() {
+	t.Parallel()
+	for _, name := range RuntimeKeys(RoleBoth) {
 		k, _ := LookupKey(name)
 		if k.Type != TypeInt && k.Type != TypeInt64 {
 			continue
 		}
-		if _, ok := keyRange(name); !ok {
+		if k.Range == nil {
 			t.Errorf("%s: a run-time number without a range", name)
 		}
 	}
 }
 
 func TestValidateRanges(t *testing.T) {
+	t.Parallel()
 	f := func(set func(c *Config), want string) {
 		t.Helper()
 		c := Default()
@@ -79,10 +82,11 @@ func TestValidateRanges(t *testing.T) {
 }
 
 func TestBoundsKeys(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	if c.KVMaxKeyBytes != 1024 || c.KVMaxValueBytes != 64<<10 || c.KVMaxNamespaceBytes != 2<<20 ||
 		c.KVMaxTotalBytes != 8<<20 || c.MaxHeartbeatTimeoutMillis != 600000 {
-		t.Fatalf("defaults: %+v", c.Bounds)
+		t.Fatalf("defaults: %+v", c)
 	}
 	for k, v := range map[string]string{
 		"kvMaxKeyBytes": "100", "kvMaxValueBytes": "200", "kvMaxNamespaceBytes": "300",
@@ -95,7 +99,7 @@ func TestBoundsKeys(t *testing.T) {
 		if !ok || key.Value(c) != v {
 			t.Fatalf("%s: set %s, reads %q", k, v, key.Value(c))
 		}
-		if IsRuntimeKey(k) {
+		if key.Runtime {
 			t.Fatalf("%s: a start-up bound settable at run time", k)
 		}
 	}
@@ -103,7 +107,7 @@ func TestBoundsKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Clone copies them.
-	if n := c.Clone(); n.Bounds != c.Bounds {
-		t.Fatalf("clone: %+v", n.Bounds)
+	if n := c.Clone(); n.KVMaxKeyBytes != 100 || n.MaxHeartbeatTimeoutMillis != 5000 {
+		t.Fatalf("clone: %+v", n)
 	}
 }

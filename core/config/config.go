@@ -1,10 +1,12 @@
-// config.go holds Config, every setting the NameServer reads.
+// config.go holds Config, every setting the NameServer and the controller
+// read.
 
 package config
 
-// Config is every setting the NameServer reads. Field names follow the Java
-// keys (listenPort -> ListenPort); durations keep Java's units so a
-// namesrv.properties file means the same thing here.
+// Config is every setting the NameServer reads, and the controller's keys
+// (in Extra). Field names follow the Java keys (listenPort -> ListenPort);
+// durations keep Java's units so a namesrv.properties file means the same
+// thing here. The table (table.go) says which key sets which field.
 type Config struct {
 	// NamesrvConfig.
 	RocketmqHome                      string
@@ -24,6 +26,9 @@ type Config struct {
 	WaitSecondsForService             int
 	DeleteTopicWithBrokerRegistration bool
 	ConfigBlackList                   string
+	// EnableControllerInNamesrv runs a controller node beside the
+	// NameServer.
+	EnableControllerInNamesrv bool
 
 	// NettyServerConfig.
 	BindAddress                     string
@@ -67,9 +72,18 @@ type Config struct {
 	MaxBufferedBytes          int // maxBufferedBytes: request and response bytes all connections hold buffered; 0 = from GOMEMLIMIT
 	MaxTopicsPerBroker        int // maxTopicsPerBroker: topics one registration may carry
 	MaxTopics                 int // maxTopics: topics the route table holds, all brokers together
+	MaxTopicsPerSource        int // maxTopicsPerSource: topics the registrations from one host may bring; 0 = no quota
 
-	// Bounds are the KV sizes and the heartbeat timeout cap (bounds.go).
-	Bounds
+	// Bounds that keep one request from costing every peer (README
+	// "Limits"): a KV entry large enough to make registration replies
+	// unframeable, a heartbeat timeout whose expiry overflows.
+	KVMaxKeyBytes       int // kvMaxKeyBytes: a KV key or namespace name
+	KVMaxValueBytes     int // kvMaxValueBytes: a KV value
+	KVMaxNamespaceBytes int // kvMaxNamespaceBytes: one namespace, keys and values, as its JSON counts them
+	KVMaxTotalBytes     int // kvMaxTotalBytes: every namespace together (the kvConfig.json file, roughly)
+	// MaxHeartbeatTimeoutMillis (maxHeartbeatTimeoutMillis) caps the
+	// heartbeatTimeoutMillis a broker registers with.
+	MaxHeartbeatTimeoutMillis int64
 
 	// TLS, with the Java system-property names (TlsSystemConfig), accepted
 	// in the -c file and in tls.config.file.
@@ -87,10 +101,16 @@ type Config struct {
 	AdminListen string // adminListen: host:port of /metrics, /healthz, /readyz, /rocketmq/nsaddr and the status page; empty = off
 	NsaddrList  string // nsaddrList: the ip:port;ip:port answer of /rocketmq/nsaddr; empty = 404
 
-	// Extra holds the keys rocketns accepts but does not act on: the Java-only
-	// settings (seeded with Java's defaults by Default) and unknown keys from a
-	// config file. Java keeps such keys in its Configuration and prints them in
-	// GET_NAMESRV_CONFIG, so rocketns keeps them too.
+	// Warm restart (docs/operations.md): the route table's snapshot.
+	RouteSnapshotEnable     bool   // routeSnapshotEnable: write the route snapshot and load it at start
+	RouteSnapshotPath       string // routeSnapshotPath: its file; "" = routes.snapshot beside kvConfigPath
+	RouteSnapshotIntervalMs int64  // routeSnapshotIntervalMs: at most one background write per interval
+
+	// Extra holds, as written, the keys that set no field: the
+	// controller's (read into a Controller), the Java-only settings
+	// (seeded with Java's defaults by Default) and unknown keys from a
+	// config file. Java keeps such keys in its Configuration and prints them
+	// in GET_NAMESRV_CONFIG, so rocketns keeps them too.
 	Extra map[string]string
 
 	// sources says where each key's value came from (Source); keys not in

@@ -31,7 +31,7 @@ func TestControllerStateBounds(t *testing.T) {
 	for _, text := range []string{"controllerMaxBrokerSets=0\n", "controllerMaxBrokersPerSet=-1\n", "controllerMaxLiveBrokers=2000000\n"} {
 		c := DefaultController()
 		applied(t, c, base+text)
-		if _, err := c.Controller(false); err == nil || !strings.Contains(err.Error(), strings.TrimSpace(text)+": want 1 to 1048576") {
+		if _, err := c.Controller(false); err == nil || !strings.Contains(err.Error(), strings.TrimSpace(text)+": want 1..1048576") {
 			t.Errorf("%q: err %v", text, err)
 		}
 	}

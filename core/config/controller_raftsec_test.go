@@ -48,7 +48,7 @@ func TestControllerRaftSecretFile(t *testing.T) {
 	// Unset: no secret, no error.
 	c = DefaultController()
 	applied(t, c, raftBase)
-	if k, err := c.Controller(false); err != nil || k.RaftSecret != nil || k.RaftTLS {
+	if k, err := c.Controller(false); err != nil || k.RaftSecret != nil || k.RaftTLSEnable {
 		t.Fatalf("defaults: %+v %v", k, err)
 	}
 }
@@ -58,7 +58,7 @@ func TestControllerRaftTLS(t *testing.T) {
 	ok := "tls.server.certPath=" + files.Cert + "\ntls.server.keyPath=" + files.Key + "\ntls.server.trustCertPath=" + files.Trust + "\n"
 	c := DefaultController()
 	applied(t, c, raftBase+ok+"controllerRaftTLSEnable=true\n")
-	if k, err := c.Controller(false); err != nil || !k.RaftTLS {
+	if k, err := c.Controller(false); err != nil || !k.RaftTLSEnable {
 		t.Fatalf("with the files: %+v %v", k, err)
 	}
 	for name, text := range map[string]string{

@@ -67,14 +67,14 @@ func TestJavaControllerConfUnchanged(t *testing.T) {
 	if k.StorePath != "/home/admin/DledgerController" || k.Embedded || !k.NotifyBrokerRoleChanged ||
 		k.EnableElectUncleanMaster || k.ElectMasterMaxRetryCount != 3 || k.RequestQueueCapacity != 50000 ||
 		k.ScanNotActiveBrokerInterval != 5*time.Second || k.ScanInactiveMasterInterval != 5*time.Second ||
-		k.IdleTimeoutSeconds != 120 || k.BindAddress != "0.0.0.0" || k.ProcessReadEvent || k.RaftHeartbeatTimeout != 0 ||
+		k.IdleTimeout != 120*time.Second || k.BindAddress != "0.0.0.0" || k.ProcessReadEvent || k.RaftHeartbeatTimeout != 0 ||
 		k.FrameMaxLength != 16777216 || k.MaxConnections != 10000 {
 		t.Fatalf("controller %+v", k)
 	}
 	if k.ConfigStorePath != "/home/rmq/controller/controller.properties" || k.ConfigBlackList != "configBlackList;configStorePath" {
 		t.Fatalf("config store %q black list %q", k.ConfigStorePath, k.ConfigBlackList)
 	}
-	props := k.StartupProperties()
+	props := k.Startup
 	if props[membership.KeyDLedgerPeers] != "n0-127.0.0.1:9878" || props["configStorePath"] != k.ConfigStorePath {
 		t.Fatalf("start-up properties %v", props)
 	}
@@ -113,7 +113,7 @@ func TestEmbeddedController(t *testing.T) {
 	if k.ConfigStorePath != "/home/rmq/controller/controller.properties" || c.ConfigStorePath == k.ConfigStorePath {
 		t.Fatalf("controller store %q, NameServer's %q", k.ConfigStorePath, c.ConfigStorePath)
 	}
-	if props := k.StartupProperties(); props["kvConfigPath"] == "" || props["enableControllerInNamesrv"] != "true" {
+	if props := k.Startup; props["kvConfigPath"] == "" || props["enableControllerInNamesrv"] != "true" {
 		t.Fatalf("embedded 1010 lacks the NameServer's keys: %v", props)
 	}
 	if !strings.Contains(string(c.AppendTextWithController(nil)), "electMasterMaxRetryCount=3\n") {
@@ -141,6 +141,7 @@ func TestControllerDefaults(t *testing.T) {
 }
 
 func TestControllerKeysChecked(t *testing.T) {
+	t.Parallel()
 	base := "controllerDLegerPeers=n0-127.0.0.1:9878\ncontrollerDLegerSelfId=n0\n"
 	// Malformed values stop Apply with the key and line named.
 	for _, text := range []string{
@@ -202,6 +203,7 @@ func TestControllerKeysChecked(t *testing.T) {
 }
 
 func TestControllerWarnings(t *testing.T) {
+	t.Parallel()
 	c := DefaultController()
 	w := applied(t, c, "controllerDLegerPeers=n0-127.0.0.1:9878\ncontrollerDLegerSelfId=n0\n"+
 		"metricsExporterType=PROM\njRaftElectionTimeoutMs=2000\njRaftSomeTuning=1\ndLedgerHeartbeatInterval=2000\ncontrolerTypo=1\n")
@@ -220,12 +222,13 @@ func TestControllerWarnings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := k.StartupProperties(); p["metricsExporterType"] != "PROM" || p["jRaftSomeTuning"] != "1" {
+	if p := k.Startup; p["metricsExporterType"] != "PROM" || p["jRaftSomeTuning"] != "1" {
 		t.Fatalf("kept keys %v", p)
 	}
 }
 
 func TestControllerFromEnvironment(t *testing.T) {
+	t.Parallel()
 	env := []string{"ROCKETNS_CONTROLLER_DLEGER_PEERS=n0-127.0.0.1:9878;n1-127.0.0.1:9868;n2-127.0.0.1:9858",
 		"ROCKETNS_CONTROLLER_DLEGER_SELF_ID=n2", "ROCKETNS_ENABLE_ELECT_UNCLEAN_MASTER=true",
 		"ROCKETNS_IS_PROCESS_READ_EVENT=true", "ROCKETNS_ENABLE_CONTROLLER_IN_NAMESRV=true"}

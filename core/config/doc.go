@@ -1,6 +1,7 @@
 // Package config holds the NameServer's and the controller's configuration:
-// the Java key names and defaults (NamesrvConfig, NettyServerConfig,
-// ControllerConfig, JraftConfig), and the rules for applying, printing and
-// updating it at run time; codec/properties reads and writes the text
-// itself.
+// one table of every key (table.go: the Java names and defaults of
+// NamesrvConfig, NettyServerConfig, ControllerConfig and JraftConfig, and
+// rocketns's own, with their types, ranges, roles and documentation), and
+// the rules it drives for applying, checking, printing and updating the
+// settings at run time; codec/properties reads and writes the text itself.
 package config

@@ -40,14 +40,11 @@ func EnvName(key string) string {
 
 func isLowerOrDigit(c byte) bool { return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' }
 
-// envKeys maps every known key's variable to the key.
+// envKeys maps every key's variable to the key.
 var envKeys = func() map[string]string {
-	m := make(map[string]string, len(knownKeys))
-	for _, k := range knownKeys {
-		m[EnvName(k.Name)] = k.Name
-	}
-	for _, k := range controllerKeys {
-		m[EnvName(k.name)] = k.name
+	m := make(map[string]string, len(keys))
+	for i := range keys {
+		m[EnvName(keys[i].Name)] = keys[i].Name
 	}
 	return m
 }()

@@ -11,6 +11,7 @@ import (
 )
 
 func TestEnvName(t *testing.T) {
+	t.Parallel()
 	for key, want := range map[string]string{
 		"listenPort":                    "ROCKETNS_LISTEN_PORT",
 		"kvConfigPath":                  "ROCKETNS_KV_CONFIG_PATH",
@@ -41,6 +42,7 @@ func TestEnvName(t *testing.T) {
 }
 
 func TestFromEnv(t *testing.T) {
+	t.Parallel()
 	props, err := FromEnv([]string{
 		"HOME=/root", "ROCKETNS_LOG_LEVEL=debug", "ROCKETNS_LISTEN_PORT=1", "ROCKETNS_BIND_ADDRESS=",
 		"ROCKETNS_LISTEN_PORT=2", "NOEQUALS", "ROCKETNSLISTEN_PORT=3",
@@ -82,6 +84,7 @@ func TestFromEnv(t *testing.T) {
 // and so on are not settings and must not stop start-up; a misspelt
 // setting still does.
 func TestFromEnvIgnoresServiceLinks(t *testing.T) {
+	t.Parallel()
 	var env []string
 	for _, svc := range []string{"ROCKETNS", "ROCKETNS_0_IP", "ROCKETNS_ADMIN"} {
 		env = append(env,

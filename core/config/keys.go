@@ -1,7 +1,15 @@
-// The table of configuration keys: which Config field each Java key sets, how
-// its value is parsed, and the Java keys rocketns accepts without using.
+// What a configuration key is: its type, default, range, the roles that
+// read it, what an UPDATE may do with it, its documentation and where its
+// value lives; and the lookups over the table of every key (table.go).
 
 package config
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+)
 
 // Type is how a key's value is parsed.
 type Type uint8
@@ -27,236 +35,273 @@ func (t Type) String() string {
 	return "unknown"
 }
 
-// Origin says which Java config object a key belongs to.
-type Origin uint8
+// Role is a process a key configures: the NameServer, the controller node
+// (embedded in the NameServer or standalone), or both.
+type Role uint8
 
 const (
-	OriginNamesrv     Origin = iota // NamesrvConfig
-	OriginNettyServer               // NettyServerConfig
-	OriginNettyClient               // NettyClientConfig (read from -c by Java, never printed by 319)
-	OriginRocketns                  // rocketns's own settings
+	RoleNameServer Role = 1 << iota
+	RoleController
+	RoleBoth = RoleNameServer | RoleController
 )
 
-// Key describes one known configuration key.
+func (r Role) String() string {
+	switch r {
+	case RoleNameServer:
+		return "NameServer"
+	case RoleController:
+		return "controller"
+	case RoleBoth:
+		return "both"
+	}
+	return "none"
+}
+
+// Class is the Java configuration object a key belongs to.
+type Class uint8
+
+const (
+	ClassRocketns    Class = iota // rocketns's own
+	ClassNamesrv                  // NamesrvConfig
+	ClassNettyServer              // NettyServerConfig
+	ClassNettyClient              // NettyClientConfig (read from -c by Java, never printed by 319)
+	ClassController               // ControllerConfig
+	ClassJraft                    // JraftConfig (1010 prints the object, not its keys)
+	ClassTLS                      // TlsSystemConfig's system properties
+)
+
+func (c Class) String() string {
+	return [...]string{"rocketns", "NamesrvConfig", "NettyServerConfig", "NettyClientConfig",
+		"ControllerConfig", "JraftConfig", "TlsSystemConfig"}[c]
+}
+
+// javaListed is the roles whose Java GET (319, 1010) lists the keys of the
+// class, set or not.
+func (c Class) javaListed() Role {
+	switch c {
+	case ClassNamesrv:
+		return RoleNameServer
+	case ClassNettyServer:
+		return RoleBoth
+	case ClassController:
+		return RoleController
+	}
+	return 0
+}
+
+// Range is the closed range a numeric key must stay in, checked when its
+// value is read (at load for the NameServer's keys, when the node is built
+// for the controller's) and before an UPDATE applies it.
+type Range struct{ Min, Max int64 }
+
+// between and atLeast make the ranges of the table.
+func between(lo, hi int64) *Range { return &Range{lo, hi} }
+func atLeast(lo int64) *Range     { return &Range{lo, math.MaxInt64} }
+
+// check returns why v is out of r, or "".
+func (r *Range) check(v int64) string {
+	if r == nil || v >= r.Min && v <= r.Max {
+		return ""
+	}
+	return "want " + r.String()
+}
+
+// String is how messages and the docs show the range.
+func (r *Range) String() string {
+	lo := strconv.FormatInt(r.Min, 10)
+	switch {
+	case r.Max != math.MaxInt64:
+		return lo + ".." + strconv.FormatInt(r.Max, 10)
+	case r.Min == 1:
+		return "a positive number"
+	case r.Min == 0:
+		return "0 or more"
+	}
+	return "at least " + lo
+}
+
+// Defaults that depend on the machine, resolved when a Config is built.
+type (
+	// homePath is a path below the user's home directory, as Java's
+	// ${user.home}; relative to the working directory when no home is known.
+	homePath string
+	// envDefault is the value of an environment variable.
+	envDefault string
+)
+
+// Key describes one configuration key. The table (table.go) holds every
+// key rocketns knows: those it reads, and the Java ones it accepts and
+// lists without using them.
 type Key struct {
-	Name   string
-	Type   Type
-	Origin Origin
-	// Live is true for settings the server reads at request time, so an
-	// UPDATE_NAMESRV_CONFIG changes behaviour at once; the others only take
-	// effect at the next start (as in Java, where they are only persisted).
-	Live bool
+	Name string
+	Type Type
+	// Default is the value when nothing sets the key: Java's for Java's
+	// keys, typed as Type says. Nil for a key without one, which is listed
+	// only when set.
+	Default any
+	// ctlDefault is the controller's default where it differs from the
+	// NameServer's (Java's ControllerConfig has its own configStorePath and
+	// configBlackList; its port is not listenPort).
+	ctlDefault any
+	// Range bounds a numeric value; nil for none (or checks that relate
+	// keys, made in code).
+	Range *Range
+	// Unit is "ms" or "s" for a duration, how the docs show it and the
+	// controller node's time.Duration field reads it.
+	Unit string
+	// Roles read the key; for a JavaOnly key, the roles whose Java reads it.
+	Roles Role
+	// Listed are the roles whose GET (319, 1010) lists the key when no
+	// value was set, as Java lists the fields of its config objects; zero
+	// takes its Class's.
+	Listed Role
+	Class  Class
+	// JavaOnly keys are accepted, kept and listed, and nothing reads them.
+	JavaOnly bool
+	// Runtime keys are read at each use: an UPDATE (318, 1009) may change
+	// them and they take effect at once. The others only at the next start.
+	Runtime bool
+	// BlackListed keys are refused by every UPDATE of a role that reads
+	// them, whatever configBlackList says: paths, whose change at run time
+	// is CVE-2023-37582.
+	BlackListed bool
+	// Alias is the key this one is another name of (1010 lists Java's
+	// field name isProcessReadEvent for processReadEvent).
+	Alias string
+	// Section and Main place the key in the docs (docs/configuration.md,
+	// and the README's main settings); Doc says what it does here.
+	Section Section
+	Main    bool
+	Doc     string
 
-	strPtr  func(*Config) *string
-	boolPtr func(*Config) *bool
-	intPtr  func(*Config) *int
-	i64Ptr  func(*Config) *int64
+	// field points at the Config field the key sets; nil keeps the value
+	// in Config.Extra, as written (the controller's keys, the Java-only
+	// ones).
+	field func(*Config) any
+	// node points at the field of a controller node's settings the key
+	// sets; nil when the node does not read it.
+	node func(*Controller) any
 }
 
-func strKey(name string, o Origin, live bool, f func(*Config) *string) Key {
-	return Key{Name: name, Type: TypeString, Origin: o, Live: live, strPtr: f}
+// Section is where the docs list a key.
+type Section uint8
+
+const (
+	SectionNameServer Section = iota
+	SectionLog
+	SectionSecurity
+	SectionTLS
+	SectionLimits
+	SectionAdmin
+	SectionController
+	SectionJava // Java keys accepted and not used
+)
+
+// keys is the table in the order that breaks ties between suggestions
+// (table.go). Never modified.
+var keys = buildTable(table)
+
+// keyIndex finds a key by name.
+var keyIndex = func() map[string]*Key {
+	m := make(map[string]*Key, len(keys))
+	for i := range keys {
+		m[keys[i].Name] = &keys[i]
+	}
+	return m
+}()
+
+// buildTable derives what the entries leave implicit: the type from the
+// default, the listing roles from the class.
+func buildTable(t []Key) []Key {
+	out := make([]Key, len(t))
+	for i, k := range t {
+		switch k.Default.(type) {
+		case bool:
+			k.Type = TypeBool
+		case int:
+			k.Type = TypeInt
+		case int64:
+			k.Type = TypeInt64
+		case string, homePath, envDefault:
+			k.Type = TypeString
+		}
+		if k.Listed == 0 {
+			k.Listed = k.Class.javaListed()
+		}
+		out[i] = k
+	}
+	return out
 }
 
-func boolKey(name string, o Origin, live bool, f func(*Config) *bool) Key {
-	return Key{Name: name, Type: TypeBool, Origin: o, Live: live, boolPtr: f}
-}
+// Keys returns every key, in no particular order. The slice is a copy.
+func Keys() []Key { return append([]Key(nil), keys...) }
 
-func intKey(name string, o Origin, live bool, f func(*Config) *int) Key {
-	return Key{Name: name, Type: TypeInt, Origin: o, Live: live, intPtr: f}
-}
-
-func int64Key(name string, o Origin, live bool, f func(*Config) *int64) Key {
-	return Key{Name: name, Type: TypeInt64, Origin: o, Live: live, i64Ptr: f}
-}
-
-// knownKeys covers every Config field except Extra. It is never modified.
-var knownKeys = append(boundsKeys(), []Key{
-	strKey("rocketmqHome", OriginNamesrv, false, func(c *Config) *string { return &c.RocketmqHome }),
-	strKey("kvConfigPath", OriginNamesrv, false, func(c *Config) *string { return &c.KVConfigPath }),
-	strKey("configStorePath", OriginNamesrv, false, func(c *Config) *string { return &c.ConfigStorePath }),
-	strKey("productEnvName", OriginNamesrv, false, func(c *Config) *string { return &c.ProductEnvName }),
-	boolKey("clusterTest", OriginNamesrv, false, func(c *Config) *bool { return &c.ClusterTest }),
-	boolKey("orderMessageEnable", OriginNamesrv, true, func(c *Config) *bool { return &c.OrderMessageEnable }),
-	boolKey("returnOrderTopicConfigToBroker", OriginNamesrv, true, func(c *Config) *bool { return &c.ReturnOrderTopicConfigToBroker }),
-	int64Key("scanNotActiveBrokerInterval", OriginNamesrv, false, func(c *Config) *int64 { return &c.ScanNotActiveBrokerInterval }),
-	intKey("unRegisterBrokerQueueCapacity", OriginNamesrv, false, func(c *Config) *int { return &c.UnRegisterBrokerQueueCapacity }),
-	boolKey("supportActingMaster", OriginNamesrv, true, func(c *Config) *bool { return &c.SupportActingMaster }),
-	boolKey("enableAllTopicList", OriginNamesrv, true, func(c *Config) *bool { return &c.EnableAllTopicList }),
-	boolKey("enableTopicList", OriginNamesrv, true, func(c *Config) *bool { return &c.EnableTopicList }),
-	boolKey("notifyMinBrokerIdChanged", OriginNamesrv, true, func(c *Config) *bool { return &c.NotifyMinBrokerIdChanged }),
-	boolKey("needWaitForService", OriginNamesrv, true, func(c *Config) *bool { return &c.NeedWaitForService }),
-	intKey("waitSecondsForService", OriginNamesrv, true, func(c *Config) *int { return &c.WaitSecondsForService }),
-	boolKey("deleteTopicWithBrokerRegistration", OriginNamesrv, true, func(c *Config) *bool { return &c.DeleteTopicWithBrokerRegistration }),
-	strKey("configBlackList", OriginNamesrv, true, func(c *Config) *string { return &c.ConfigBlackList }),
-
-	strKey("bindAddress", OriginNettyServer, false, func(c *Config) *string { return &c.BindAddress }),
-	intKey("listenPort", OriginNettyServer, false, func(c *Config) *int { return &c.ListenPort }),
-	intKey("serverChannelMaxIdleTimeSeconds", OriginNettyServer, false, func(c *Config) *int { return &c.ServerChannelMaxIdleTimeSeconds }),
-
-	intKey("frameMaxLength", OriginRocketns, false, func(c *Config) *int { return &c.FrameMaxLength }),
-	strKey("logLevel", OriginRocketns, false, func(c *Config) *string { return &c.LogLevel }),
-	strKey("logFormat", OriginRocketns, false, func(c *Config) *string { return &c.LogFormat }),
-	strKey(KeyLogFile, OriginRocketns, false, func(c *Config) *string { return &c.LogFile }),
-	intKey(KeyLogMaxSizeMB, OriginRocketns, false, func(c *Config) *int { return &c.LogMaxSizeMB }),
-	intKey(KeyLogMaxAgeDays, OriginRocketns, false, func(c *Config) *int { return &c.LogMaxAgeDays }),
-	intKey(KeyLogMaxBackups, OriginRocketns, false, func(c *Config) *int { return &c.LogMaxBackups }),
-	boolKey(KeyLogCompress, OriginRocketns, false, func(c *Config) *bool { return &c.LogCompress }),
-	boolKey(KeyStrictConfig, OriginRocketns, false, func(c *Config) *bool { return &c.StrictConfig }),
-
-	boolKey("authorizationEnable", OriginRocketns, false, func(c *Config) *bool { return &c.AuthorizationEnable }),
-	strKey("aclFile", OriginRocketns, false, func(c *Config) *string { return &c.ACLFile }),
-	boolKey("authorizeBrokerRegistration", OriginRocketns, false, func(c *Config) *bool { return &c.AuthorizeBrokerRegistration }),
-	strKey("adminAllowCIDRs", OriginRocketns, false, func(c *Config) *string { return &c.AdminAllowCIDRs }),
-	strKey("brokerAllowCIDRs", OriginRocketns, false, func(c *Config) *string { return &c.BrokerAllowCIDRs }),
-	boolKey("aclStrictSignature", OriginRocketns, false, func(c *Config) *bool { return &c.ACLStrictSignature }),
-	intKey("aclStrictWindowSeconds", OriginRocketns, false, func(c *Config) *int { return &c.ACLStrictWindowSeconds }),
-
-	intKey("maxConnections", OriginRocketns, false, func(c *Config) *int { return &c.MaxConnections }),
-	intKey("maxPendingResponseBytes", OriginRocketns, false, func(c *Config) *int { return &c.MaxPendingResponseBytes }),
-	intKey("maxPendingRequestBytes", OriginRocketns, false, func(c *Config) *int { return &c.MaxPendingRequestBytes }),
-	intKey("serverWriteTimeoutSeconds", OriginRocketns, false, func(c *Config) *int { return &c.ServerWriteTimeoutSeconds }),
-	intKey("maxConnectionsPerIP", OriginRocketns, false, func(c *Config) *int { return &c.MaxConnectionsPerIP }),
-	intKey("reservedConnections", OriginRocketns, false, func(c *Config) *int { return &c.ReservedConnections }),
-	intKey("maxBufferedBytes", OriginRocketns, false, func(c *Config) *int { return &c.MaxBufferedBytes }),
-	intKey("maxTopicsPerBroker", OriginRocketns, false, func(c *Config) *int { return &c.MaxTopicsPerBroker }),
-	intKey("maxTopics", OriginRocketns, false, func(c *Config) *int { return &c.MaxTopics }),
-
-	strKey(KeyTLSServerMode, OriginRocketns, false, func(c *Config) *string { return &c.TLSServerMode }),
-	strKey(KeyTLSServerCertPath, OriginRocketns, false, func(c *Config) *string { return &c.TLSServerCertPath }),
-	strKey(KeyTLSServerKeyPath, OriginRocketns, false, func(c *Config) *string { return &c.TLSServerKeyPath }),
-	strKey(KeyTLSServerKeyPassword, OriginRocketns, false, func(c *Config) *string { return &c.TLSServerKeyPassword }),
-	strKey(KeyTLSServerTrustCertPath, OriginRocketns, false, func(c *Config) *string { return &c.TLSServerTrustCertPath }),
-	strKey(KeyTLSServerNeedClientAuth, OriginRocketns, false, func(c *Config) *string { return &c.TLSServerNeedClientAuth }),
-	boolKey(KeyTLSServerAuthClient, OriginRocketns, false, func(c *Config) *bool { return &c.TLSServerAuthClient }),
-	boolKey(KeyTLSTestModeEnable, OriginRocketns, false, func(c *Config) *bool { return &c.TLSTestModeEnable }),
-	strKey(KeyTLSConfigFile, OriginRocketns, false, func(c *Config) *string { return &c.TLSConfigFile }),
-
-	strKey(KeyAdminListen, OriginRocketns, false, func(c *Config) *string { return &c.AdminListen }),
-	strKey(KeyNsaddrList, OriginRocketns, false, func(c *Config) *string { return &c.NsaddrList }),
-}...)
-
-// Keys returns the known keys, in no particular order. The slice is a copy.
-func Keys() []Key {
-	return append([]Key(nil), knownKeys...)
-}
-
-// LookupKey returns the known key called name (case-sensitive, like Java's
+// LookupKey returns the key called name (case-sensitive, like Java's
 // setter lookup).
 func LookupKey(name string) (Key, bool) {
-	for _, k := range knownKeys {
-		if k.Name == name {
-			return k, true
-		}
+	if k, ok := keyIndex[name]; ok {
+		return *k, true
 	}
 	return Key{}, false
 }
 
-// javaOnlyDefault is a NamesrvConfig or NettyServerConfig setting rocketns
-// accepts and keeps but does not act on (thread pools, Netty buffers, the
-// embedded controller). Java prints these in GET_NAMESRV_CONFIG with their
-// defaults, so Default seeds them into Extra.
-type javaOnlyDefault struct {
-	name  string
-	value string
+// lookup is LookupKey without the copy.
+func lookup(name string) *Key { return keyIndex[name] }
+
+// defaultOf is the key's default for role: the controller's where it has
+// its own.
+func (k *Key) defaultOf(r Role) any {
+	if r == RoleController && k.ctlDefault != nil {
+		return k.ctlDefault
+	}
+	return k.Default
 }
 
-// javaOnlyNamesrvCount is how many of javaOnlyDefaults, from the start,
-// are NamesrvConfig settings; the rest are NettyServerConfig's.
-const javaOnlyNamesrvCount = 5
-
-// javaOnlyDefaults is never modified.
-var javaOnlyDefaults = []javaOnlyDefault{
-	// NamesrvConfig.
-	{"clientRequestThreadPoolNums", "8"},
-	{"defaultThreadPoolNums", "16"},
-	{"clientRequestThreadPoolQueueCapacity", "50000"},
-	{"defaultThreadPoolQueueCapacity", "10000"},
-	{"enableControllerInNamesrv", "false"},
-
-	// NettyServerConfig.
-	{"serverWorkerThreads", "8"},
-	{"serverCallbackExecutorThreads", "0"},
-	{"serverSelectorThreads", "3"},
-	{"serverOnewaySemaphoreValue", "256"},
-	{"serverAsyncSemaphoreValue", "64"},
-	{"serverSocketSndBufSize", "0"},
-	{"serverSocketRcvBufSize", "0"},
-	{"writeBufferHighWaterMark", "0"},
-	{"writeBufferLowWaterMark", "0"},
-	{"serverSocketBacklog", "1024"},
-	{"serverPooledByteBufAllocatorEnable", "true"},
-	{"serverNettyWorkerGroupEnable", "true"},
-	{"useEpollNativeSelector", "false"},
-	{"enableShutdownGracefully", "false"},
-	{"shutdownWaitTimeSeconds", "30"},
-}
-
-// nettyClientKeys are NettyClientConfig settings. Java reads them from the -c
-// file (its client only sends NOTIFY_MIN_BROKER_ID_CHANGE) but does not print
-// them in GET_NAMESRV_CONFIG unless the file set them. Never modified.
-var nettyClientKeys = []string{
-	"clientWorkerThreads", "clientCallbackExecutorThreads", "clientOnewaySemaphoreValue",
-	"clientAsyncSemaphoreValue", "connectTimeoutMillis", "channelNotActiveInterval",
-	"clientChannelMaxIdleTimeSeconds", "clientSocketSndBufSize", "clientSocketRcvBufSize",
-	"clientPooledByteBufAllocatorEnable", "clientCloseSocketIfTimeout", "useTLS", "socksProxyConfig",
-	"disableCallbackExecutor", "disableNettyWorkerGroup", "maxReconnectIntervalTimeSeconds",
-	"enableReconnectForGoAway", "enableTransparentRetry",
-}
-
-// IsJavaOnlyKey reports whether name is a Java setting rocketns accepts but
-// has no use for.
-func IsJavaOnlyKey(name string) bool {
-	for _, k := range javaOnlyDefaults {
-		if k.name == name {
-			return !controllerReads(name)
+// defaultFor is the key's default for role, resolved: nil when the key has
+// none.
+func (k *Key) defaultFor(r Role) any {
+	d := k.defaultOf(r)
+	switch v := d.(type) {
+	case homePath:
+		home, err := os.UserHomeDir()
+		if err != nil {
+			home = ""
 		}
+		return filepath.Join(home, string(v))
+	case envDefault:
+		return os.Getenv(string(v))
 	}
-	for _, k := range nettyClientKeys {
-		if k == name {
-			return true
-		}
-	}
-	return false
+	return d
 }
 
-// JavaKey is a Java NameServer setting and what rocketns does with it.
-type JavaKey struct {
-	Name string
-	// Default is Java's default as GET_NAMESRV_CONFIG prints it; "" for the
-	// NettyClientConfig keys, which Java does not print.
-	Default string
-	// Class is the Java config class: NamesrvConfig, NettyServerConfig or
-	// NettyClientConfig.
-	Class string
-	// Used: rocketns acts on it (a Config field, or a key the controller
-	// reads: enableControllerInNamesrv); otherwise it is accepted, kept and
-	// printed, and has no effect.
-	Used bool
+// DefaultText is the default as the docs show it: $HOME for the home
+// directory, $VARIABLE for one read from the environment.
+func (k *Key) DefaultText(r Role) string {
+	switch v := k.defaultOf(r).(type) {
+	case nil:
+		return ""
+	case homePath:
+		return "$HOME/" + string(v)
+	case envDefault:
+		return "$" + string(v)
+	}
+	return format(k.defaultOf(r))
 }
 
-// JavaKeys lists the Java NameServer settings rocketns accepts: those it
-// uses, then those it ignores, each group in the order of Java's classes.
-// The migration guide's tables are generated from it.
-func JavaKeys() []JavaKey {
-	var out []JavaKey
-	d := Default()
-	for _, k := range knownKeys {
-		switch k.Origin {
-		case OriginNamesrv:
-			out = append(out, JavaKey{Name: k.Name, Default: k.Value(d), Class: "NamesrvConfig", Used: true})
-		case OriginNettyServer:
-			out = append(out, JavaKey{Name: k.Name, Default: k.Value(d), Class: "NettyServerConfig", Used: true})
-		}
+// format prints a typed value as Java does.
+func format(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case bool:
+		return strconv.FormatBool(v)
+	case int:
+		return strconv.Itoa(v)
+	case int64:
+		return strconv.FormatInt(v, 10)
 	}
-	for i, j := range javaOnlyDefaults {
-		class := "NettyServerConfig"
-		if i < javaOnlyNamesrvCount {
-			class = "NamesrvConfig"
-		}
-		out = append(out, JavaKey{Name: j.name, Default: j.value, Class: class, Used: controllerReads(j.name)})
-	}
-	for _, n := range nettyClientKeys {
-		out = append(out, JavaKey{Name: n, Class: "NettyClientConfig"})
-	}
-	return out
+	return ""
 }
+
+// kept reports whether the key's value lives in Config.Extra.
+func (k *Key) kept() bool { return k.field == nil }

@@ -169,6 +169,7 @@ func TestLoadFileErrors(t *testing.T) {
 }
 
 func TestSuggestKey(t *testing.T) {
+	t.Parallel()
 	f := func(in, want string) {
 		t.Helper()
 		if got := SuggestKey(in); got != want {
@@ -188,6 +189,7 @@ func TestSuggestKey(t *testing.T) {
 }
 
 func TestAddressChecks(t *testing.T) {
+	t.Parallel()
 	f := func(name string, check func(string) error, in string, ok bool) {
 		t.Helper()
 		err := check(in)

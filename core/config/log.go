@@ -17,22 +17,13 @@ const (
 	KeyStrictConfig  = "strictConfig"
 )
 
-// validateLog checks the log file settings.
+// validateLog checks the log file's path (the table has the ranges).
 func (c *Config) validateLog() []error {
 	var errs []error
 	if strings.HasPrefix(strings.TrimSpace(c.LogFile), "~") {
 		// Neither Java nor rocketns expands it: the log would land in a
 		// directory named "~" below the working directory.
 		errs = append(errs, c.invalid(KeyLogFile, "'~' is not expanded here: write the absolute path (/home/rocketmq/logs/rocketmqlogs/namesrv.log)"))
-	}
-	if c.LogMaxSizeMB < 1 {
-		errs = append(errs, c.invalid(KeyLogMaxSizeMB, "want 1 or more"))
-	}
-	if c.LogMaxAgeDays < 0 {
-		errs = append(errs, c.invalid(KeyLogMaxAgeDays, "want 0 (no age limit) or more"))
-	}
-	if c.LogMaxBackups < 0 {
-		errs = append(errs, c.invalid(KeyLogMaxBackups, "want 0 (keep all) or more"))
 	}
 	return errs
 }

@@ -14,27 +14,26 @@ import (
 	"github.com/rocketns/rocketns/codec/properties"
 )
 
-func TestRuntimeKeysAreLiveKnownAndNotBlackListed(t *testing.T) {
+func TestRuntimeKeysAreTypedAndNotBlackListed(t *testing.T) {
+	t.Parallel()
 	c := Default()
-	for _, name := range RuntimeKeys() {
+	for _, name := range RuntimeKeys(RoleBoth) {
 		k, ok := LookupKey(name)
 		if !ok {
 			t.Errorf("%s: not a known key", name)
 			continue
 		}
-		if !k.Live {
-			t.Errorf("%s: not read at request time", name)
-		}
 		if k.Type == TypeString {
 			t.Errorf("%s: a string key could carry a path or line breaks", name)
 		}
-		if c.InBlackList(name) {
+		if c.InBlackList(name) || k.BlackListed || inBlackList(RoleController, DefaultController().ConfigBlackList, name) {
 			t.Errorf("%s: black-listed", name)
 		}
 	}
 }
 
 func TestRuntimeUpdate(t *testing.T) {
+	t.Parallel()
 	base := Default()
 	f := func(text string, wantErr error, wantKey string) *Config {
 		t.Helper()
@@ -81,7 +80,7 @@ func TestRuntimeUpdate(t *testing.T) {
 		t.Fatalf("user black list: %v", err)
 	}
 	// The remark names the key and the keys that can change.
-	err := (&UpdateError{Key: "listenPort", Err: ErrNotRuntime}).Error()
+	err := (&UpdateError{Role: RoleNameServer, Key: "listenPort", Err: ErrNotRuntime}).Error()
 	if !strings.Contains(err, "listenPort can only be set in the config file") || !strings.Contains(err, "enableTopicList") {
 		t.Fatalf("message %q", err)
 	}
@@ -94,6 +93,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 // Only the updated keys change in the file, in place, and neither the
 // environment's nor the flags' values are written.
 func TestPersistUpdateGolden(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join("testdata", "persist")
 	orig, err := os.ReadFile(filepath.Join(dir, "namesrv.properties"))
 	if err != nil {
@@ -176,6 +176,7 @@ func TestPersistUpdateGolden(t *testing.T) {
 }
 
 func TestPersistUpdate(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := Default()
 	c.OrderMessageEnable = true

@@ -12,11 +12,6 @@ import (
 	"github.com/rocketns/rocketns/core/auth"
 )
 
-// maxStrictWindowSeconds bounds aclStrictWindowSeconds: a day. A wider
-// window makes a captured strict request useful for longer, and the replay
-// cache keeps every nonce that long.
-const maxStrictWindowSeconds = 86400
-
 // validateSecurity checks adminAllowCIDRs and, when authorizationEnable is
 // on, that aclFile names a readable file with at least one valid account.
 func (c *Config) validateSecurity() []error {
@@ -26,9 +21,6 @@ func (c *Config) validateSecurity() []error {
 	}
 	if _, err := auth.ParseCIDRs(c.BrokerAllowCIDRs); err != nil {
 		errs = append(errs, fmt.Errorf("config: brokerAllowCIDRs%s: %w", c.where("brokerAllowCIDRs"), err))
-	}
-	if w := c.ACLStrictWindowSeconds; w < 1 || w > maxStrictWindowSeconds {
-		errs = append(errs, fmt.Errorf("config: aclStrictWindowSeconds=%d%s: want 1 to %d", w, c.where("aclStrictWindowSeconds"), maxStrictWindowSeconds))
 	}
 	if c.ACLStrictSignature && !c.AuthorizationEnable {
 		errs = append(errs, fmt.Errorf("config: aclStrictSignature=true%s needs authorizationEnable=true", c.where("aclStrictSignature")))

@@ -4,21 +4,14 @@ package config
 
 import "strings"
 
-// SuggestKey returns the known key (rocketns's or a Java one it accepts)
-// nearest to key by edit distance, ignoring case, or "" when none is near
-// enough to be a plausible misspelling. A key that differs only in case
-// gets its right spelling: Java's setters, and so rocketns, are
-// case-sensitive.
+// SuggestKey returns the key of the table nearest to key by edit distance,
+// ignoring case, or "" when none is near enough to be a plausible
+// misspelling. A key that differs only in case gets its right spelling:
+// Java's setters, and so rocketns, are case-sensitive.
 func SuggestKey(key string) string {
 	return nearest(key, func(yield func(string)) {
-		for _, k := range knownKeys {
-			yield(k.Name)
-		}
-		for _, k := range javaOnlyDefaults {
-			yield(k.name)
-		}
-		for _, k := range nettyClientKeys {
-			yield(k)
+		for i := range keys {
+			yield(keys[i].Name)
 		}
 	})
 }
@@ -26,8 +19,8 @@ func SuggestKey(key string) string {
 // suggestEnv returns the ROCKETNS_ variable nearest to name, or "".
 func suggestEnv(name string) string {
 	return nearest(name, func(yield func(string)) {
-		for _, k := range knownKeys {
-			yield(EnvName(k.Name))
+		for i := range keys {
+			yield(EnvName(keys[i].Name))
 		}
 	})
 }

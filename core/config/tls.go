@@ -211,24 +211,16 @@ func (c *Config) withTLSFile(path string) (*Config, error) {
 	return n, nil
 }
 
-// validateLimits checks the connection limits.
+// validateLimits checks the limits that depend on each other (the table
+// has the ranges).
 func (c *Config) validateLimits() []error {
 	var errs []error
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, c.invalid(key, format, args...))
 	}
-	if c.MaxConnections <= 0 {
-		bad("maxConnections", "want a positive number")
-	}
-	if c.MaxPendingResponseBytes < minPendingBytes {
-		bad("maxPendingResponseBytes", "want at least %d", minPendingBytes)
-	}
 	// A connection must be able to hold one whole frame of the largest size.
 	if c.MaxPendingRequestBytes < c.FrameMaxLength {
 		bad("maxPendingRequestBytes", "want at least frameMaxLength (%d)", c.FrameMaxLength)
-	}
-	if c.ServerWriteTimeoutSeconds < 0 {
-		bad("serverWriteTimeoutSeconds", "want 0 (never) or more")
 	}
 	if c.MaxConnectionsPerIP <= 0 || (c.MaxConnections > 0 && c.MaxConnectionsPerIP > c.MaxConnections) {
 		bad("maxConnectionsPerIP", "want 1 to maxConnections (%d)", c.MaxConnections)
@@ -240,11 +232,14 @@ func (c *Config) validateLimits() []error {
 	if c.MaxBufferedBytes != 0 && c.MaxBufferedBytes < 2*c.FrameMaxLength {
 		bad("maxBufferedBytes", "want 0 (from GOMEMLIMIT) or at least twice frameMaxLength (%d)", 2*c.FrameMaxLength)
 	}
-	if c.MaxTopicsPerBroker <= 0 {
-		bad("maxTopicsPerBroker", "want a positive number")
-	}
 	if c.MaxTopics < c.MaxTopicsPerBroker {
 		bad("maxTopics", "want at least maxTopicsPerBroker (%d)", c.MaxTopicsPerBroker)
+	}
+	if c.KVMaxNamespaceBytes < c.KVMaxValueBytes {
+		bad("kvMaxNamespaceBytes", "want at least kvMaxValueBytes (%d)", c.KVMaxValueBytes)
+	}
+	if c.KVMaxTotalBytes < c.KVMaxNamespaceBytes {
+		bad("kvMaxTotalBytes", "want at least kvMaxNamespaceBytes (%d)", c.KVMaxNamespaceBytes)
 	}
 	return errs
 }

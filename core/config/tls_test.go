@@ -11,6 +11,7 @@ import (
 )
 
 func TestTLSSettings(t *testing.T) {
+	t.Parallel()
 	f := func(text string, want TLSSettings) {
 		t.Helper()
 		c := Default()
@@ -41,6 +42,7 @@ func TestTLSSettings(t *testing.T) {
 }
 
 func TestTLSSettingsRefused(t *testing.T) {
+	t.Parallel()
 	f := func(text, want string) {
 		t.Helper()
 		c := Default()
@@ -65,6 +67,7 @@ func TestTLSSettingsRefused(t *testing.T) {
 // tls.config.file overrides every tls.* key but the mode, as Java's does,
 // and is read again on every call.
 func TestTLSConfigFile(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "tls.properties")
 	write := func(text string) {
 		t.Helper()
@@ -100,6 +103,7 @@ func TestTLSConfigFile(t *testing.T) {
 }
 
 func TestLimitsValidate(t *testing.T) {
+	t.Parallel()
 	f := validateCase(t)
 	f(func(c *Config) {}, "")
 	f(func(c *Config) { c.ServerWriteTimeoutSeconds = 0 }, "")

@@ -25,6 +25,7 @@ var sampleEvents = []Event{
 }
 
 func TestBatchRoundTrip(t *testing.T) {
+	t.Parallel()
 	b := EncodeBatch(nil, sampleEvents)
 	got, err := DecodeBatch(b)
 	if err != nil {
@@ -53,6 +54,7 @@ func TestBatchRoundTrip(t *testing.T) {
 // The layout is the storage format: a change to it must come with a new
 // version, so the bytes of one event are pinned here.
 func TestBatchLayout(t *testing.T) {
+	t.Parallel()
 	got := EncodeBatch(nil, []Event{{Type: EventElectMaster, BrokerName: "a", Elected: true, BrokerID: 2}})
 	want := []byte{'E', 1, 1, 3, 1, 'a', 1, 4}
 	want = binary.BigEndian.AppendUint32(want, crc32.Checksum(want, crcTable))
@@ -69,6 +71,7 @@ func reframe(b []byte) []byte {
 }
 
 func TestBatchRejects(t *testing.T) {
+	t.Parallel()
 	good := EncodeBatch(nil, sampleEvents)
 	f := func(name string, b []byte, want error) {
 		t.Helper()
@@ -129,6 +132,7 @@ func sampleState() *State {
 }
 
 func TestSnapshotRestore(t *testing.T) {
+	t.Parallel()
 	s := sampleState()
 	snap := s.Snapshot()
 	r := NewState()
@@ -160,6 +164,7 @@ func TestSnapshotRestore(t *testing.T) {
 }
 
 func TestRestoreRejects(t *testing.T) {
+	t.Parallel()
 	good := sampleState().Snapshot()
 	f := func(name string, b []byte, want error) {
 		t.Helper()

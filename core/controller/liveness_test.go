@@ -9,6 +9,7 @@ import (
 )
 
 func TestLivenessHugeTimeoutStaysAlive(t *testing.T) {
+	t.Parallel()
 	l := NewLiveness()
 	hb := &Heartbeat{ClusterName: "c", BrokerName: "b", BrokerAddr: "127.0.0.1:10911",
 		BrokerID: 1, HasBrokerID: true, Epoch: -1, MaxOffset: -1, ConfirmOffset: -1,
@@ -28,6 +29,7 @@ func TestLivenessHugeTimeoutStaysAlive(t *testing.T) {
 }
 
 func TestLivenessTimeoutBoundary(t *testing.T) {
+	t.Parallel()
 	l := NewLiveness()
 	hb := &Heartbeat{ClusterName: "c", BrokerName: "b", BrokerID: 0, HasBrokerID: true, TimeoutMillis: 100}
 	l.Heartbeat(hb, 1, 1000)

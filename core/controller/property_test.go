@@ -25,6 +25,7 @@ import (
 )
 
 func TestPropertyRandomTraffic(t *testing.T) {
+	t.Parallel()
 	seeds := []uint64{1, 2, 3, 4}
 	steps := 3000
 	if os.Getenv("ROCKETNS_SOAK") != "" {

@@ -14,6 +14,7 @@ import (
 )
 
 func TestReplayVectors(t *testing.T) {
+	t.Parallel()
 	steps, err := controllertest.Script()
 	if err != nil {
 		t.Fatal(err)

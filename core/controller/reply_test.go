@@ -20,6 +20,7 @@ const (
 )
 
 func TestNotifyCommandRecorded(t *testing.T) {
+	t.Parallel()
 	s, live := NewState(), NewLiveness()
 	for id := int64(1); id <= 2; id++ {
 		addr := "127.0.0.1:309" + strconv.FormatInt(id, 10) + "1"
@@ -52,6 +53,7 @@ func TestNotifyCommandRecorded(t *testing.T) {
 // The announcement of a set's current master is the 1008 of the election
 // that named it, with the SyncStateSet as it is now.
 func TestMasterRoleChange(t *testing.T) {
+	t.Parallel()
 	s := NewState()
 	if _, ok := s.MasterRoleChange("broker-a"); ok {
 		t.Fatal("a role change for an unknown set")
@@ -79,6 +81,7 @@ func TestMasterRoleChange(t *testing.T) {
 }
 
 func TestRoleChangeTargets(t *testing.T) {
+	t.Parallel()
 	live := NewLiveness()
 	for _, k := range []LiveKey{{"C", "a", 1}, {"C", "a", 2}, {"C", "a", 3}, {"Other", "a", 4}, {"C", "a", 5}} {
 		hb := Heartbeat{ClusterName: k.Cluster, BrokerName: k.BrokerName, BrokerID: k.BrokerID, HasBrokerID: true, TimeoutMillis: 100}
@@ -108,6 +111,7 @@ func TestRoleChangeTargets(t *testing.T) {
 }
 
 func TestReplyFill(t *testing.T) {
+	t.Parallel()
 	c := codec.Command{Code: 7, Remark: "old", HasExt: true, Ext: []codec.Field{{Key: "a", Value: "b"}}, Body: []byte("x"), Opaque: 5}
 	r := Reply{Code: codec.ControllerInvalidCleanBrokerMetadata, Remark: "Broker b is still alive, clean up failure"}
 	r.Fill(&c)

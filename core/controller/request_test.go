@@ -15,6 +15,7 @@ import (
 )
 
 func TestParseHeartbeat(t *testing.T) {
+	t.Parallel()
 	f := func(in MapFields, want Heartbeat) {
 		t.Helper()
 		var got Heartbeat
@@ -41,6 +42,7 @@ func TestParseHeartbeat(t *testing.T) {
 }
 
 func TestParseRequests(t *testing.T) {
+	t.Parallel()
 	if got := ParseElectMaster(nil); got != (ElectMasterRequest{BrokerID: -1}) {
 		t.Errorf("ElectMaster defaults = %+v", got)
 	}
@@ -82,6 +84,7 @@ func TestParseRequests(t *testing.T) {
 // recorded request must be decided the same through it as through the
 // recorded header (the binary-header 1004 included).
 func TestDecideFromDecodedFrames(t *testing.T) {
+	t.Parallel()
 	steps, err := controllertest.Script()
 	if err != nil {
 		t.Fatal(err)
@@ -178,6 +181,7 @@ func heartbeatFrame(tb testing.TB) []byte {
 // A 1006 naming a great many sets, most of them repeated, is answered in
 // linear time (the names are deduplicated with a map, not by rescanning).
 func TestSyncStateDataManyNames(t *testing.T) {
+	t.Parallel()
 	s := NewState()
 	s.Apply(Event{Type: EventApplyBrokerID, Cluster: "C", BrokerName: "n7", BrokerID: 1, Addr: "a", CheckCode: "a"})
 	names := make([]string, 0, 300000)
@@ -194,6 +198,7 @@ func TestSyncStateDataManyNames(t *testing.T) {
 // CountAlive counts the brokers heard from within their own timeouts, not
 // those merely left in the table until the next expiry scan.
 func TestCountAlive(t *testing.T) {
+	t.Parallel()
 	live := NewLiveness()
 	hb := func(name string, id, timeout int64, conn uint64, now int64) {
 		live.Heartbeat(&Heartbeat{ClusterName: "C", BrokerName: name, BrokerID: id, HasBrokerID: true, TimeoutMillis: timeout}, conn, now)

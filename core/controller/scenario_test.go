@@ -123,6 +123,7 @@ func writeScenario(t *testing.T, path string, blocks []scenarioBlock, got [][]st
 }
 
 func TestScenarios(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join("testdata", "scenarios", "*.txt"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no scenario files: %v", err)

@@ -10,8 +10,10 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rocketns/rocketns/codec"
+	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/core/raftnode"
 	"github.com/rocketns/rocketns/core/raftnode/membership"
 )
@@ -28,8 +30,11 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 	f(func(c *Config) { c.Membership = nil }, "no membership")
-	f(func(c *Config) { c.StoreDir = "" }, "store directory")
-	f(func(c *Config) { c.ScanInactiveMasterInterval = -1 }, "negative scan interval")
+	f(func(c *Config) { c.StorePath = "" }, "store directory")
+	f(func(c *Config) { c.ScanInactiveMasterInterval = -1 }, "scanInactiveMasterInterval=0: want a positive number")
+	f(func(c *Config) { c.ElectMasterMaxRetryCount = 0 }, "electMasterMaxRetryCount=0")
+	f(func(c *Config) { c.RequestQueueCapacity = 0 }, "controllerRequestThreadPoolQueueCapacity=0")
+	f(func(c *Config) { c.RaftHeartbeatTimeout = time.Millisecond }, "controllerRaftHeartbeatTimeoutMs=1")
 	f(func(c *Config) {
 		m := *good
 		m.Peers = []membership.Peer{{ID: "n0", RaftAddr: "127.0.0.1:1", ServeAddr: "127.0.0.1:2"}}
@@ -41,13 +46,21 @@ func TestConfigValidate(t *testing.T) {
 		c.Membership = &m
 	}, "not among the peers")
 
-	// Zero values take Java's defaults; booleans are kept.
-	s, err := New(Config{Membership: good, InMemory: true})
+	// A Config not built from the defaults is refused, the setting named,
+	// rather than run with zero attempts or an unbuffered queue.
+	if _, err := New(Config{Controller: config.Controller{Membership: good}, InMemory: true}); err == nil ||
+		!strings.Contains(err.Error(), "scanNotActiveBrokerInterval=0") {
+		t.Errorf("zero settings: %v", err)
+	}
+	// DefaultConfig has Java's defaults, from config's table.
+	s, err := New(DefaultConfig(good, "store"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := s.cfg; c.ScanNotActiveBrokerInterval != DefaultScanNotActiveBrokerInterval || c.ElectMasterMaxRetryCount != 3 ||
-		c.RequestQueueCapacity != DefaultRequestQueueCapacity || c.IdleTimeout != DefaultIdleTimeout || c.NotifyBrokerRoleChanged {
+	if c := s.cfg; c.ScanNotActiveBrokerInterval != 5*time.Second || c.ScanInactiveMasterInterval != 5*time.Second ||
+		c.ElectMasterMaxRetryCount != 3 || c.RequestQueueCapacity != 50000 || c.IdleTimeout != 120*time.Second ||
+		!c.NotifyBrokerRoleChanged || c.EnableElectUncleanMaster || c.ProcessReadEvent || c.BindAddress != "0.0.0.0" ||
+		c.MaxBrokerSets != config.DefaultControllerMaxBrokerSets || c.ConfigStorePath != "" || c.NotifyTimeout != DefaultNotifyTimeout {
 		t.Errorf("defaults %+v", c)
 	}
 	if err := s.Shutdown(context.Background()); err == nil {

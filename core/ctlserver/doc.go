@@ -20,17 +20,17 @@
 //
 // # Running it
 //
-// Standalone and embedded runs are the same calls: parse the membership
-// from the Java keys (membership.Parse), start from DefaultConfig, set what
-// the properties file says, then New, Start, and Shutdown on the way out.
-// Embedded in the NameServer, set ReplyVersion to codec.ServerVersion (479)
-// as Java does, and start the node after the NameServer's own listener;
-// the two share nothing but the process. WriteMetrics and Readiness
+// Standalone and embedded runs are the same calls: the node's settings
+// from the configuration keys (config.Config.Controller, which parses the
+// membership too; DefaultConfig for Java's defaults), the process's TLS
+// material and policy added, then New, Start, and Shutdown on the way out.
+// Embedded in the NameServer the node answers with codec.ServerVersion
+// (479), as Java does; start it after the NameServer's own listener: the
+// two share nothing but the process. WriteMetrics and Readiness
 // (RegisterAdmin adds both to an adminhttp listener) serve /metrics and
-// /readyz; Stats and Groups feed them and the status page. FromConfig
-// makes a Config of the Java keys as core/config reads them, and
-// FileConfig is the ConfigStore that persists 1009 under the NameServer's
-// rules for 318; cmd/namesrv runs the node.
+// /readyz; Stats and Groups feed them and the status page. 1009 and 1010
+// follow config's rules for 318 and 319 (config.Controller.RuntimeUpdate,
+// PersistUpdate, Properties); cmd/namesrv runs the node.
 //
 // # Who answers what
 //
@@ -39,7 +39,7 @@
 //   - 904 heartbeats, on every node, into that node's liveness table (as
 //     Java's DLedger mode; liveness is never replicated, jRaft style
 //     included). 1005 on every node from its raft view. 1009 and 1010 on
-//     every node from its ConfigStore.
+//     every node from its own settings.
 //   - 1001-1004, 1006, 1011-1013 on the ready leader only (elected, and its
 //     barrier applied); any other node answers 2007. Reads (1004, 1006,
 //     1012) are decided at once from the leader's state (behind an empty

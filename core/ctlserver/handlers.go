@@ -5,23 +5,20 @@
 package ctlserver
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 
 	"github.com/rocketns/rocketns/codec"
-	"github.com/rocketns/rocketns/codec/properties"
 	"github.com/rocketns/rocketns/core/auth"
+	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/core/controller"
 	"github.com/rocketns/rocketns/core/remoting"
 )
 
 // Java's remarks for answers built outside the controller package.
 const (
-	remarkNotLeader     = "The controller is not in leader state"
-	remarkOverload      = "[OVERLOAD]system busy, start flow control for a while"
-	remarkBlackList     = "Can not update config in black list."
-	remarkBadProperties = "string2Properties error"
+	remarkNotLeader = "The controller is not in leader state"
+	remarkOverload  = "[OVERLOAD]system busy, start flow control for a while"
 )
 
 // handleHeartbeat is BROKER_HEARTBEAT (904), answered on every node from
@@ -71,47 +68,44 @@ func (s *Server) handleMetadata(_ *remoting.Conn, _, resp *codec.Command) error 
 	return nil
 }
 
-// handleGetConfig is GET_CONTROLLER_CONFIG (1010), node-local.
-func (s *Server) handleGetConfig(_ *remoting.Conn, _, resp *codec.Command) error {
-	resp.Body = s.store.Text()
+// handleGetConfig is GET_CONTROLLER_CONFIG (1010), node-local: the
+// settings' listing (config.Controller.Properties).
+func (s *Server) handleGetConfig(c *remoting.Conn, _, resp *codec.Command) error {
+	buf := c.Buffer()
+	buf.B = s.settings.Load().AppendText(buf.B[:0])
+	resp.Body = buf.B
 	return nil
 }
 
-// handleUpdateConfig is UPDATE_CONTROLLER_CONFIG (1009), node-local: no
-// body changes nothing, a body that is not properties text is 1
-// "string2Properties error", a black-listed key 16; the run-time settings
-// take effect at once.
+// handleUpdateConfig is UPDATE_CONTROLLER_CONFIG (1009), node-local, with
+// UPDATE_NAMESRV_CONFIG's rules (config.UpdateBody, RuntimeUpdate,
+// Refusal): the run-time settings, persisted before they take effect.
 func (s *Server) handleUpdateConfig(c *remoting.Conn, req, _ *codec.Command) error {
-	if len(req.Body) == 0 {
+	props, err := config.UpdateBody(req.Body)
+	if err == nil && len(props) == 0 {
 		return nil
 	}
-	parsed, err := properties.Parse(bytes.NewReader(req.Body))
-	if err != nil {
-		s.log.Warn("controller: config update refused: bad properties", "peer", c.Peer(), "err", err)
-		return remoting.Refuse(codec.SystemError, remarkBadProperties)
+	s.updateMu.Lock()
+	defer s.updateMu.Unlock()
+	var next *config.Controller
+	if err == nil {
+		next, err = s.settings.Load().RuntimeUpdate(props)
 	}
-	if len(parsed) == 0 {
-		return nil
+	if err == nil {
+		err = next.PersistUpdate()
 	}
-	rt, err := s.store.Update(parsed)
-	if err != nil {
+	switch {
+	case errors.Is(err, config.ErrNotPersisted):
+		s.log.Error("controller: config update not applied: persist failed", "err", err)
+		return remoting.Refuse(config.Refusal(err))
+	case err != nil:
 		s.log.Warn("controller: config update refused", "peer", c.Peer(), "err", err)
-		if errors.Is(err, ErrBlackListed) {
-			return remoting.Refuse(codec.NoPermission, remarkBlackList)
-		}
-		if errors.Is(err, ErrNotRuntime) {
-			return remoting.Refuse(codec.NoPermission, err.Error())
-		}
-		if errors.Is(err, ErrNotPersisted) {
-			// The error names the file; the answer does not.
-			return remoting.Refuse(codec.SystemError, "persist config: "+ErrNotPersisted.Error()+"; nothing was changed (the controller's log says why)")
-		}
-		return remoting.Refuse(codec.SystemError, err.Error())
+		return remoting.Refuse(config.Refusal(err))
 	}
-	s.settings.Store(&rt)
-	s.log.Info("controller: config updated", "peer", c.Peer(), "keys", len(parsed),
-		"notify_broker_role_changed", rt.NotifyBrokerRoleChanged, "enable_elect_unclean_master", rt.EnableElectUncleanMaster,
-		"elect_master_max_retry_count", rt.ElectMasterMaxRetryCount, "process_read_event", rt.ProcessReadEvent)
+	s.settings.Store(next)
+	s.log.Info("controller: config updated", "peer", c.Peer(), "keys", len(props),
+		"notify_broker_role_changed", next.NotifyBrokerRoleChanged, "enable_elect_unclean_master", next.EnableElectUncleanMaster,
+		"elect_master_max_retry_count", next.ElectMasterMaxRetryCount, "process_read_event", next.ProcessReadEvent)
 	return nil
 }
 

@@ -66,13 +66,8 @@ func (c *fakeClock) Add(d time.Duration) { c.ms.Add(d.Milliseconds()) }
 // fastRaft suits loopback groups on a loaded machine: leaders in well
 // under a second, without elections from scheduling noise.
 func fastRaft(c *Config) {
-	c.Raft = RaftConfig{
-		HeartbeatTimeout:   200 * time.Millisecond,
-		ElectionTimeout:    200 * time.Millisecond,
-		LeaderLeaseTimeout: 100 * time.Millisecond,
-		CommitTimeout:      5 * time.Millisecond,
-		ApplyTimeout:       3 * time.Second,
-	}
+	c.RaftHeartbeatTimeout, c.RaftElectionTimeout, c.RaftLeaderLeaseTimeout = 200*time.Millisecond, 200*time.Millisecond, 100*time.Millisecond
+	c.Raft.CommitTimeout, c.Raft.ApplyTimeout = 5*time.Millisecond, 3*time.Second
 }
 
 // startNode builds and starts a node from cfg (its logger set), shut down

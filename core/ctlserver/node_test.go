@@ -398,6 +398,9 @@ func TestScansElect(t *testing.T) {
 	// The master's does: no candidate is left, so the master is cleared.
 	bs[2].w.NC.Close()
 	waitFor(t, "the master cleared", func() bool { return !s.Groups()[0].HasMaster })
+	// A notice is counted once its write returned, which may be after the
+	// broker read it.
+	waitFor(t, "six notices counted", func() bool { return s.Stats().NotificationsSent >= 6 })
 	st := s.Stats()
 	if st.Elections.Success != 3 || st.Elections.Cleared != 1 || st.GroupsWithoutMaster != 1 || st.NotificationsSent != 6 {
 		t.Fatalf("stats %+v", st)

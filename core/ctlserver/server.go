@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rocketns/rocketns/codec"
+	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/core/controller"
 	"github.com/rocketns/rocketns/core/metrics"
 	"github.com/rocketns/rocketns/core/raftnode"
@@ -26,13 +27,15 @@ import (
 // serves, Shutdown stops it; a Server is not restarted (build a new one on
 // the same store directory).
 type Server struct {
-	cfg   Config
-	log   *slog.Logger
-	fsm   *FSM
-	store ConfigStore
-	peers string // 1005's peers field
-	// settings are the run-time settings in force (a 1009 swaps them).
-	settings atomic.Pointer[RuntimeSettings]
+	cfg     Config
+	log     *slog.Logger
+	fsm     *FSM
+	peers   string // 1005's peers field
+	version int32  // stamped on every reply and 1008
+	// settings are what 1010 lists, with the run-time settings in force;
+	// a 1009 swaps them, updateMu serialising its check, persist, swap.
+	settings atomic.Pointer[config.Controller]
+	updateMu sync.Mutex
 
 	// Set by Start before anything can call in (the listener is started
 	// last, the loops wait for started).
@@ -112,14 +115,16 @@ func New(cfg Config) (*Server, error) {
 	s.listener = metrics.NewListener(MetricsPrefix)
 	s.fsm = NewFSM(s.log)
 	s.fsm.elected = s.elected
-	s.store = cfg.Settings
-	if s.store == nil {
-		s.store = NewMemoryConfig(&s.cfg, nil)
+	settings := cfg.Settings
+	if settings == nil {
+		settings = &s.cfg.Controller
 	}
-	rt := s.store.Runtime()
-	s.settings.Store(&rt)
+	s.settings.Store(settings)
+	if cfg.Embedded {
+		s.version = codec.ServerVersion
+	}
 	s.jobs = make(chan *job, cfg.RequestQueueCapacity)
-	s.notify = newNotifier(s.log, cfg.NotifyTimeout, cfg.ReplyVersion)
+	s.notify = newNotifier(s.log, cfg.NotifyTimeout, s.version)
 	return s, nil
 }
 
@@ -138,9 +143,9 @@ func (s *Server) Start() (err error) {
 		Addr:                s.cfg.listenAddr(self.ServeAddr),
 		Log:                 s.log,
 		Routes:              s.dispatchTable(),
-		Version:             s.cfg.ReplyVersion,
+		Version:             s.version,
 		JSONReplies:         true,
-		MaxFrame:            s.cfg.MaxFrame,
+		MaxFrame:            s.cfg.FrameMaxLength,
 		MaxConnections:      s.cfg.MaxConnections,
 		TLS:                 s.cfg.TLS,
 		Budget:              s.cfg.Budget,
@@ -153,7 +158,7 @@ func (s *Server) Start() (err error) {
 		opts.IdleTimeout = s.cfg.IdleTimeout
 	}
 	if opts.Budget == nil {
-		opts.Budget = remoting.NewBudget(max(remoting.DefaultBudgetBytes(), 4*int64(max(s.cfg.MaxFrame, codec.DefaultMaxFrame))))
+		opts.Budget = remoting.NewBudget(max(remoting.DefaultBudgetBytes(), 4*int64(max(s.cfg.FrameMaxLength, codec.DefaultMaxFrame))))
 	}
 	// Raft connections: from members' addresses only, with the cluster
 	// secret or mutual TLS when set. On the shared port the listener's
@@ -174,24 +179,10 @@ func (s *Server) Start() (err error) {
 	if s.remote, err = remoting.New(opts); err != nil {
 		return fmt.Errorf("controller %s: %w", m.SelfID, err)
 	}
-	rc := raftnode.Config{
-		ID:                     m.SelfID,
-		Dir:                    s.cfg.StoreDir,
-		InMemory:               s.cfg.InMemory,
-		Stream:                 s.stream,
-		HeartbeatTimeout:       s.cfg.Raft.HeartbeatTimeout,
-		ElectionTimeout:        s.cfg.Raft.ElectionTimeout,
-		LeaderLeaseTimeout:     s.cfg.Raft.LeaderLeaseTimeout,
-		CommitTimeout:          s.cfg.Raft.CommitTimeout,
-		RPCTimeout:             s.cfg.Raft.RPCTimeout,
-		ApplyTimeout:           s.cfg.Raft.ApplyTimeout,
-		SnapshotInterval:       s.cfg.Raft.SnapshotInterval,
-		SnapshotThreshold:      s.cfg.Raft.SnapshotThreshold,
-		TrailingLogs:           s.cfg.Raft.TrailingLogs,
-		ApplyMembershipChanges: s.cfg.Raft.ApplyMembershipChanges,
-		OnLeadership:           s.onLeadership,
-		Logger:                 s.log,
-	}
+	rc := s.cfg.Raft
+	rc.ID, rc.Peers, rc.Dir, rc.InMemory, rc.Stream = m.SelfID, nil, s.cfg.StorePath, s.cfg.InMemory, s.stream
+	rc.HeartbeatTimeout, rc.ElectionTimeout, rc.LeaderLeaseTimeout = s.cfg.RaftHeartbeatTimeout, s.cfg.RaftElectionTimeout, s.cfg.RaftLeaderLeaseTimeout
+	rc.OnLeadership, rc.Logger = s.onLeadership, s.log
 	for _, p := range m.Peers {
 		rc.Peers = append(rc.Peers, raftnode.Peer{ID: p.ID, RaftAddr: p.RaftAddr, ServeAddr: p.ServeAddr})
 	}
@@ -213,7 +204,7 @@ func (s *Server) Start() (err error) {
 			"raft", self.RaftAddr)
 	}
 	s.log.Info("controller started", "style", m.Style.String(), "serve", s.remote.Addr().String(),
-		"raft", self.RaftAddr, "peers", len(m.Peers), "store", s.cfg.StoreDir)
+		"raft", self.RaftAddr, "peers", len(m.Peers), "store", s.cfg.StorePath)
 	return nil
 }
 
@@ -296,8 +287,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // nowMs is the liveness clock.
 func (s *Server) nowMs() int64 { return s.cfg.Clock().UnixMilli() }
 
-// runtime is the run-time settings in force.
-func (s *Server) runtime() RuntimeSettings { return *s.settings.Load() }
+// runtime is the settings in force, the run-time ones among them.
+func (s *Server) runtime() *config.Controller { return s.settings.Load() }
 
 // onLeadership follows the ready leadership: the inactive-master scan runs
 // while it lasts. raftnode calls it serialised and wants it quick.

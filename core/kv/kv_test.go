@@ -31,6 +31,7 @@ func readFile(t *testing.T, path string) string {
 }
 
 func TestPutGetDelete(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "kvConfig.json")
 	s := open(t, path)
 	if s.Len() != 0 {
@@ -83,6 +84,7 @@ func TestPutGetDelete(t *testing.T) {
 }
 
 func TestCopiesAreIndependent(t *testing.T) {
+	t.Parallel()
 	s := open(t, filepath.Join(t.TempDir(), "kv.json"))
 	if err := s.Put("ns", "k", "v"); err != nil {
 		t.Fatal(err)
@@ -101,6 +103,7 @@ func TestCopiesAreIndependent(t *testing.T) {
 }
 
 func TestPersistAndReopen(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "deep", "dir", "kvConfig.json")
 	s := open(t, path)
 	if err := s.Put("ORDER_TOPIC_CONFIG", "TopicOrder", "broker-a:4;broker-b:4"); err != nil {
@@ -136,6 +139,7 @@ func TestPersistAndReopen(t *testing.T) {
 }
 
 func TestOpenJavaFile(t *testing.T) {
+	t.Parallel()
 	f := func(content string, want map[string]map[string]string) {
 		t.Helper()
 		path := filepath.Join(t.TempDir(), "kvConfig.json")
@@ -159,6 +163,7 @@ func TestOpenJavaFile(t *testing.T) {
 }
 
 func TestOpenCorruptFile(t *testing.T) {
+	t.Parallel()
 	f := func(content string) {
 		t.Helper()
 		path := filepath.Join(t.TempDir(), "kvConfig.json")
@@ -186,6 +191,7 @@ func TestOpenCorruptFile(t *testing.T) {
 }
 
 func TestOpenUnreadable(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	// A directory where the file should be cannot be read as one.
 	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), dir) {
@@ -194,6 +200,7 @@ func TestOpenUnreadable(t *testing.T) {
 }
 
 func TestWriteFailureRollsBack(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "sub", "kvConfig.json")
 	s := open(t, path)
@@ -221,6 +228,7 @@ func TestWriteFailureRollsBack(t *testing.T) {
 }
 
 func TestWriteFailureKeepsOldValue(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() == 0 {
 		t.Skip("permissions do not stop root")
 	}
@@ -246,6 +254,7 @@ func TestWriteFailureKeepsOldValue(t *testing.T) {
 }
 
 func TestDeleteAlwaysPersists(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "kvConfig.json")
 	s := open(t, path)
 	if err := s.Delete("none", "none"); err != nil {
@@ -257,6 +266,7 @@ func TestDeleteAlwaysPersists(t *testing.T) {
 }
 
 func TestFlush(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "kvConfig.json")
 	if err := os.WriteFile(path, []byte(`{"configTable":{"a":{"b":"c"}}}`), 0o644); err != nil {
 		t.Fatal(err)
@@ -274,6 +284,7 @@ func TestFlush(t *testing.T) {
 }
 
 func TestConcurrentPuts(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "kvConfig.json")
 	s := open(t, path)
 	const writers, each = 8, 10
@@ -309,6 +320,7 @@ func TestConcurrentPuts(t *testing.T) {
 }
 
 func TestOpenRemovesTempFilesACrashLeft(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "kvConfig.json")
 	if err := os.WriteFile(path, []byte(`{"configTable":{"ns":{"k":"v"}}}`), 0o644); err != nil {
@@ -334,6 +346,7 @@ func TestOpenRemovesTempFilesACrashLeft(t *testing.T) {
 // and the namespace exists from then on, empty if it was new, and is
 // persisted so.
 func TestPutNullCreatesTheNamespace(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "kvConfig.json")
 	s := open(t, path)
 	if err := s.Put("ns", "k", "v"); err != nil {

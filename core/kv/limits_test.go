@@ -26,6 +26,7 @@ func openLimited(t *testing.T, path string, l Limits) *Store {
 }
 
 func TestDefaultLimitsRefuseAHugeValue(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "kvConfig.json")
 	s := open(t, path)
 	err := s.Put("ORDER_TOPIC_CONFIG", "t", strings.Repeat("x", 6<<20))
@@ -41,6 +42,7 @@ func TestDefaultLimitsRefuseAHugeValue(t *testing.T) {
 }
 
 func TestLimitsRefuseBeforeAnythingChanges(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "kvConfig.json")
 	l := Limits{MaxKeyBytes: 8, MaxValueBytes: 16, MaxNamespaceBytes: 68, MaxTotalBytes: 115}
 	s := openLimited(t, path, l)
@@ -117,6 +119,7 @@ func TestLimitsRefuseBeforeAnythingChanges(t *testing.T) {
 // reported, and writes that do not make it larger still work, so it can be
 // cleaned up.
 func TestOpenOverLimitsKeepsEverything(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "kvConfig.json")
 	big := strings.Repeat("b", 1000)
 	data := `{"configTable":{"ORDER_TOPIC_CONFIG":{"big":"` + big + `","small":"x"},"ns":{"k":"v"}}}`
@@ -153,6 +156,7 @@ func TestOpenOverLimitsKeepsEverything(t *testing.T) {
 // be exactly what encoding the whole table writes, through any sequence of
 // operations, failed ones included.
 func TestIncrementalEncodingMatchesFullEncoding(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "kvConfig.json")
 	s := openLimited(t, path, Limits{MaxKeyBytes: 64, MaxValueBytes: 64, MaxNamespaceBytes: 400, MaxTotalBytes: 1000})

@@ -13,6 +13,7 @@ import (
 // by encoding/json as U+FFFD, so the value read back after a restart is not
 // the one that was acknowledged.
 func TestNonUTF8SurvivesRestart(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "kvConfig.json")
 	s, err := Open(path)
 	if err != nil {
@@ -35,6 +36,7 @@ func TestNonUTF8SurvivesRestart(t *testing.T) {
 // Invalid bytes become U+FFFD for every operation alike, so a key put with
 // them is found, listed and deleted with the same bytes.
 func TestNonUTF8KeysAreOneKey(t *testing.T) {
+	t.Parallel()
 	s, err := Open(filepath.Join(t.TempDir(), "kvConfig.json"))
 	if err != nil {
 		t.Fatal(err)

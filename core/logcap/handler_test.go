@@ -14,6 +14,7 @@ import (
 )
 
 func TestCut(t *testing.T) {
+	t.Parallel()
 	f := func(s string, max int, want string) {
 		t.Helper()
 		if got := Cut(s, max); got != want {
@@ -58,6 +59,7 @@ func (s stringer) String() string { return string(s) }
 // One 15.7 MB frame made a single 60 MiB line: every string a record can
 // carry is capped.
 func TestEveryStringIsCapped(t *testing.T) {
+	t.Parallel()
 	log, _, buf, _ := newTest(Options{MaxString: 100}, slog.LevelInfo)
 	huge := strings.Repeat("k", 1<<20)
 	log.With("with", huge).WithGroup("g").Info(huge,
@@ -90,6 +92,7 @@ func TestEveryStringIsCapped(t *testing.T) {
 // One connection produced 77k lines a second: each cause gets Burst lines
 // per window, and the rest are summarised.
 func TestRepeatedLinesAreSuppressedPerCause(t *testing.T) {
+	t.Parallel()
 	log, h, buf, clk := newTest(Options{Burst: 3, Window: time.Second}, slog.LevelInfo)
 	for i := 0; i < 10; i++ {
 		log.Info("bad frame", "i", i)
@@ -124,6 +127,7 @@ func TestRepeatedLinesAreSuppressedPerCause(t *testing.T) {
 }
 
 func TestNegativeBurstWritesEverything(t *testing.T) {
+	t.Parallel()
 	log, _, buf, _ := newTest(Options{Burst: -1}, slog.LevelInfo)
 	for i := 0; i < 500; i++ {
 		log.Info("x")
@@ -136,6 +140,7 @@ func TestNegativeBurstWritesEverything(t *testing.T) {
 // Counted records are counted at every level and written at theirs when
 // the inner handler takes it.
 func TestCounting(t *testing.T) {
+	t.Parallel()
 	var n atomic.Uint64
 	var buf bytes.Buffer
 	match := func(r slog.Record) bool { return r.Message == "closing connection: read failed" }

@@ -1,5 +1,5 @@
 // Persistence: a group on bbolt restarted whole, with and without a
-// snapshot, and a process killed with SIGKILL mid-write.
+// snapshot, and (persist_kill_test.go) a process killed with SIGKILL mid-write.
 
 package raftnode
 
@@ -8,12 +8,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -134,7 +131,7 @@ func TestRestartKeepsTermAndSkipsBootstrap(t *testing.T) {
 	}
 }
 
-// The child side of TestKillMidWrite: a single-node group writing entries
+// The child side of TestKillMidWrite (persist_kill_test.go): a single-node group writing entries
 // as fast as it can, printing each acknowledged one.
 func TestMain(m *testing.M) {
 	if dir := os.Getenv("RAFTNODE_CRASH_CHILD"); dir != "" {
@@ -184,66 +181,3 @@ func crashChild(dir string) int {
 }
 
 type nopTB struct{ testing.TB }
-
-func TestKillMidWrite(t *testing.T) {
-	if testing.Short() {
-		t.Skip("spawns processes")
-	}
-	dir := t.TempDir()
-	var acked []string
-	for round := range 3 {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), "RAFTNODE_CRASH_CHILD="+dir)
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(out)
-		n := 0
-		for sc.Scan() {
-			line := sc.Text()
-			d, ok := strings.CutPrefix(line, "ack ")
-			if !ok {
-				cmd.Process.Kill()
-				cmd.Wait()
-				t.Fatalf("child: %s", line)
-			}
-			acked = append(acked, d)
-			n++
-			if n == 300 {
-				// Mid-stream: the next Apply is in flight.
-				cmd.Process.Signal(syscall.SIGKILL)
-				break
-			}
-		}
-		cmd.Wait()
-		t.Logf("round %d: %d acknowledged before SIGKILL", round, n)
-	}
-	// Reopen in this process: every acknowledged entry is there, once, in
-	// order; at most the one in flight at each kill is extra.
-	_, tr := raft.NewInmemTransport("solo")
-	cfg := Config{ID: "solo", Peers: []Peer{{ID: "solo", RaftAddr: "solo"}}, Dir: dir, Transport: tr, Logger: testLogger(t)}
-	fastTimeouts(&cfg)
-	fsm := &recFSM{}
-	n, err := New(cfg, fsm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Close()
-	if err := n.WaitReady(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	got := fsm.list()
-	checkAcked(t, got, acked)
-	// Each run continued from the entries it found, so the log is k0, k1,
-	// ... without a gap or a repeat, whatever the kills cut short.
-	for i, e := range got {
-		if e != "k"+strconv.Itoa(i) {
-			t.Fatalf("entry %d is %q (of %d entries, %d acknowledged)", i, e, len(got), len(acked))
-		}
-	}
-	t.Logf("%d entries after 3 kills, %d seen acknowledged", len(got), len(acked))
-}

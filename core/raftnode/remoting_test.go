@@ -105,8 +105,9 @@ func TestDialThroughRemotingSniffer(t *testing.T) {
 			}
 			go func() {
 				defer c.Close()
-				// Lost bytes leave the read short: it fails at the deadline.
-				c.SetReadDeadline(time.Now().Add(20 * time.Second))
+				// Lost bytes leave the read short: it fails at the deadline,
+				// which only a hang reaches.
+				c.SetReadDeadline(time.Now().Add(remotingtest.Hang))
 				b := make([]byte, 4+payload)
 				if _, err := io.ReadFull(c, b); err != nil {
 					results <- fmt.Errorf("read: %w", err)
@@ -155,7 +156,9 @@ func TestDialThroughRemotingSniffer(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := dialer.Dial(raft.ServerAddress(srv.Addr().String()), 10*time.Second)
+			// 48 dials at once through one poller: on a loaded machine the
+			// preamble's acknowledgement can take more than seconds.
+			c, err := dialer.Dial(raft.ServerAddress(srv.Addr().String()), remotingtest.Hang)
 			if err != nil {
 				results <- fmt.Errorf("dial %d: %w", i, err)
 				return
@@ -172,7 +175,7 @@ func TestDialThroughRemotingSniffer(t *testing.T) {
 			}
 			// Wait for the reader's answer, so the connection is not torn
 			// down under it.
-			c.SetReadDeadline(time.Now().Add(30 * time.Second))
+			c.SetReadDeadline(time.Now().Add(remotingtest.Hang))
 			c.Read(make([]byte, 1))
 		}()
 	}

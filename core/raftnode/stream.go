@@ -413,10 +413,13 @@ func (s *StreamLayer) serve(c net.Conn, ip netip.Addr, counted bool) error {
 	return nil
 }
 
-// track registers c, or closes it if the layer is already closed.
+// track registers c, or closes it if the layer is already closed or if
+// c was accepted from a peer that stopped being a member since its
+// opening exchange checked it: the revalidate of that change may have run
+// before c was registered, and would not have seen it.
 func (s *StreamLayer) track(c *streamConn) bool {
 	s.mu.Lock()
-	if !s.isClosed {
+	if !s.isClosed && (!c.accepted || s.peers.allowIP(c.ip) && s.peers.allowID(c.peer)) {
 		s.open[c] = struct{}{}
 		s.mu.Unlock()
 		return true

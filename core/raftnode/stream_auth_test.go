@@ -709,3 +709,85 @@ func TestPeerSetResolvesLate(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// changeOnCall is a membership whose change lands inside the call'th
+// read of it made outside the layer's lock (an opening exchange's check):
+// that read still answers the old members, and the change and the layer's
+// revalidate run before it returns, as a change that commits between a
+// handshake's check and the connection's registration would.
+type changeOnCall struct {
+	mutableMembers
+	layer       *StreamLayer
+	calls, call int
+	to          []Peer
+}
+
+func (m *changeOnCall) members() []Peer {
+	old := m.mutableMembers.members()
+	if !m.layer.mu.TryLock() {
+		return old // a read under the layer's lock
+	}
+	m.layer.mu.Unlock()
+	m.mu.Lock()
+	m.calls++
+	now := m.calls == m.call
+	m.mu.Unlock()
+	if now {
+		m.set(m.to)
+		m.layer.revalidate()
+	}
+	return old
+}
+
+// A member removed while its connection's opening exchange is checked is
+// not left with that connection: the revalidate of the change ran before
+// the connection was registered, so the registration checks again.
+func TestMembershipChangeDuringHandshakeClosesIt(t *testing.T) {
+	// No idle close: only the membership may end the connection.
+	acc, err := NewStream(StreamOptions{Bind: "127.0.0.1:0", IdleTimeout: time.Hour, Log: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer acc.Close()
+	all := []Peer{{ID: "a", RaftAddr: acc.ListenAddr().String()}, {ID: "b", RaftAddr: "127.0.0.3:2"}}
+	m := &changeOnCall{mutableMembers: mutableMembers{self: "a", peers: all}, layer: acc, to: all[:1]}
+	acc.attach(m)
+	accepted, ended := make(chan struct{}, 2), make(chan struct{}, 2)
+	go func() {
+		for {
+			c, err := acc.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- struct{}{}
+			go func() { io.Copy(io.Discard, c); c.Close(); ended <- struct{}{} }()
+		}
+	}()
+	open := func() (net.Conn, error) {
+		return (&attackerStream{id: "b", src: "127.0.0.3"}).Dial(raft.ServerAddress(acc.ListenAddr().String()), remotingtest.Hang)
+	}
+	// How many times an accepted connection's checks read the members.
+	c, err := open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-accepted
+	c.Close()
+	<-ended
+	m.mu.Lock()
+	perConn := m.calls
+	m.call = m.calls + perConn // the last read of the next connection's checks
+	m.mu.Unlock()
+	if perConn == 0 {
+		t.Fatal("the layer never read the members")
+	}
+	c, err = open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(remotingtest.Hang))
+	if _, err := c.Read(make([]byte, 1)); err == nil || os.IsTimeout(err) {
+		t.Fatalf("the removed member's connection stayed open: %v", err)
+	}
+}

@@ -272,7 +272,7 @@ func TestDeferredReplyAfterShutdown(t *testing.T) {
 	w := dial(t, s)
 	w.Send(request(codeDefer, 1))
 	d := <-pending
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), remotingtest.Hang)
 	defer cancel()
 	if err := s.Shutdown(ctx); err != nil {
 		t.Fatalf("Shutdown with a reply pending: %v", err)

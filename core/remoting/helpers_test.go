@@ -95,7 +95,7 @@ func start(t *testing.T, o Options, setup func(*Server)) *Server {
 	t.Helper()
 	s := newServer(t, o, setup)
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), remotingtest.Hang)
 		defer cancel()
 		if err := s.Shutdown(ctx); err != nil {
 			t.Errorf("shutdown: %v", err)

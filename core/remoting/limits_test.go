@@ -38,7 +38,7 @@ func TestMaxConnectionsRefusesBeyondTheLimit(t *testing.T) {
 	w1.NC.Close()
 	select {
 	case <-closed:
-	case <-time.After(10 * time.Second):
+	case <-time.After(remotingtest.Hang):
 		t.Fatal("closed connection not noticed")
 	}
 	if resp := dial(t, s).Call(request(codeEcho, 4)); resp.Code != codec.Success {

@@ -250,7 +250,7 @@ func TestConnIDAndCloseHook(t *testing.T) {
 		if strconv.FormatUint(uint64(id), 10) != id1 {
 			t.Fatalf("ConnClosed reported %d, want %s", id, id1)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(remotingtest.Hang):
 		t.Fatal("ConnClosed not called")
 	}
 }
@@ -282,7 +282,7 @@ func TestCloseConn(t *testing.T) {
 		if id != id1 {
 			t.Fatalf("ConnClosed reported %d, want %d", id, id1)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(remotingtest.Hang):
 		t.Fatal("ConnClosed not called")
 	}
 	if r := w2.Call(request(codeEcho, 3, "v", "alive")); r.Remark != "alive" {

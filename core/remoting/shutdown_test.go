@@ -25,7 +25,7 @@ func startOwned(t *testing.T, o Options, setup func(*Server)) *Server {
 	t.Helper()
 	s := newServer(t, o, setup)
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), remotingtest.Hang)
 		defer cancel()
 		_ = s.Shutdown(ctx)
 	})
@@ -36,7 +36,7 @@ func startOwned(t *testing.T, o Options, setup func(*Server)) *Server {
 // frame.
 func awaitWaiting(t *testing.T, s *Server) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(remotingtest.Hang)
 	for {
 		for _, c := range s.snapshotConns() {
 			if c.waiting.Load() {
@@ -63,7 +63,7 @@ func TestShutdownIsNotHeldByAPeerInTheMiddleOfAFrame(t *testing.T) {
 	w.SendRaw(halfFrame(2))
 	awaitWaiting(t, s)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), remotingtest.Hang)
 	defer cancel()
 	if err := s.Shutdown(ctx); err != nil {
 		t.Fatalf("Shutdown with a peer that sent half a frame: %v", err)
@@ -93,7 +93,7 @@ func TestConnectionThatStartsWaitingDuringShutdownClosesItself(t *testing.T) {
 	w = dial(t, s)
 	w.Call(request(codeEcho, 1))
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), remotingtest.Hang)
 	defer cancel()
 	err := s.Shutdown(ctx)
 	if !<-closed {
@@ -127,7 +127,7 @@ func TestShutdownPastItsDeadlineClosesEveryConnection(t *testing.T) {
 	busy.Send(request(blockingCode, 1))
 	select {
 	case <-entered:
-	case <-time.After(5 * time.Second):
+	case <-time.After(remotingtest.Hang):
 		t.Fatal("the blocking handler never ran")
 	}
 
@@ -179,7 +179,7 @@ func TestNoGoroutineOutlivesShutdown(t *testing.T) {
 		w.Send(request(codeDefer, 10+int32(i))) // left pending
 		<-pending
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), remotingtest.Hang)
 	defer cancel()
 	if err := s.Shutdown(ctx); err != nil {
 		t.Fatal(err)

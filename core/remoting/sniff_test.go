@@ -59,7 +59,7 @@ type fakeClient struct {
 
 func dialFake(t *testing.T, s *Server) *fakeClient {
 	t.Helper()
-	nc, err := net.DialTimeout("tcp", s.Addr().String(), 2*time.Second)
+	nc, err := net.DialTimeout("tcp", s.Addr().String(), remotingtest.Hang)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestShutdownClosesHandedOffConnections(t *testing.T) {
 	f.write(fakeMagic)
 	f.expect("ok\n")
 	<-kept
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), remotingtest.Hang)
 	defer cancel()
 	if err := s.Shutdown(ctx); err != nil {
 		t.Fatal(err)

@@ -23,7 +23,7 @@ func tlsOption(t *testing.T, ca *tlstest.CA, enforce bool) *TLS {
 
 func dialTLS(t *testing.T, s *Server, ca *tlstest.CA) (*remotingtest.Wire, error) {
 	t.Helper()
-	d := &net.Dialer{Timeout: 2 * time.Second}
+	d := &net.Dialer{Timeout: remotingtest.Hang}
 	nc, err := tls.DialWithDialer(d, "tcp", s.Addr().String(), &tls.Config{RootCAs: ca.Pool()})
 	if err != nil {
 		return nil, err
@@ -90,7 +90,7 @@ func TestTLSConnectionEventsAndCloseHook(t *testing.T) {
 		if got, _ := resp.ExtValue("id"); got != formatID(id) {
 			t.Fatalf("ConnClosed reported %d, the handler saw %s", id, got)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(remotingtest.Hang):
 		t.Fatal("the close of a TLS connection was not noticed")
 	}
 	// A client that does not trust the certificate fails its handshake.

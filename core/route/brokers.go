@@ -4,6 +4,7 @@
 package route
 
 import (
+	"maps"
 	"slices"
 	"sort"
 	"sync/atomic"
@@ -17,7 +18,8 @@ type addrKey struct {
 	cluster, addr string
 }
 
-// brokerGroup is one brokerAddrTable entry, owned by writers (under mu).
+// brokerGroup is one brokerAddrTable entry, owned by writers (under mu). A
+// stored group is not modified: a write changes its own copy (editGroup).
 type brokerGroup struct {
 	cluster, name string
 	zone          string
@@ -126,8 +128,8 @@ type brokerView struct {
 	clusterInfo atomic.Pointer[[]byte]
 }
 
-// buildGroupView snapshots g. Called under mu.
-func (t *Table) buildGroupView(g *brokerGroup) *groupView {
+// groupView snapshots g with the filter servers w leaves its addresses.
+func (w *write) groupView(g *brokerGroup) *groupView {
 	v := &groupView{data: body.BrokerData{
 		Cluster:            g.cluster,
 		BrokerName:         g.name,
@@ -135,9 +137,9 @@ func (t *Table) buildGroupView(g *brokerGroup) *groupView {
 		ZoneName:           g.zone,
 		EnableActingMaster: g.actingMaster,
 	}}
-	if len(t.filters) > 0 {
+	if len(w.t.filters) > 0 || len(w.filters) > 0 {
 		for _, a := range g.addrs {
-			if fs := t.filters[addrKey{g.cluster, a.Addr}]; len(fs) > 0 {
+			if fs := w.filter(addrKey{g.cluster, a.Addr}); len(fs) > 0 {
 				if v.filters == nil {
 					v.filters = map[string][]string{}
 				}
@@ -148,12 +150,15 @@ func (t *Table) buildGroupView(g *brokerGroup) *groupView {
 	return v
 }
 
-// publishGroups rebuilds the views of names (a name with no group is
-// removed from the view) and, when clustersDirty, the cluster table. It
-// publishes one new view if anything differs and returns the names whose
-// group view changed. Called under mu.
-func (t *Table) publishGroups(names []string, clustersDirty bool) []string {
-	cur := t.view.Load()
+// updateView rebuilds the views of names (a name with no group is removed
+// from the view) and, when clustersDirty, the cluster table, as w leaves
+// them. It stages one new view if anything differs and returns the names
+// whose group view changed.
+func (w *write) updateView(names []string, clustersDirty bool) []string {
+	cur := w.view
+	if cur == nil {
+		cur = w.t.view.Load()
+	}
 	var changed []string
 	var fresh []*groupView
 	for _, name := range names {
@@ -161,8 +166,8 @@ func (t *Table) publishGroups(names []string, clustersDirty bool) []string {
 			continue
 		}
 		var nv *groupView
-		if g := t.groups[name]; g != nil {
-			nv = t.buildGroupView(g)
+		if g := w.group(name); g != nil {
+			nv = w.groupView(g)
 		}
 		if nv.equal(cur.groups[name]) {
 			continue
@@ -188,27 +193,30 @@ func (t *Table) publishGroups(names []string, clustersDirty bool) []string {
 		}
 	}
 	if clustersDirty {
-		next.clusters = make(map[string][]string, len(t.clusters))
-		for c, set := range t.clusters {
-			names := make([]string, 0, len(set))
-			for n := range set {
-				names = append(names, n)
+		next.clusters = make(map[string][]string, len(w.t.clusters)+len(w.clusters))
+		add := func(c string, set map[string]struct{}) {
+			if set != nil {
+				next.clusters[c] = slices.Sorted(maps.Keys(set))
 			}
-			sort.Strings(names)
-			next.clusters[c] = names
+		}
+		for c, set := range w.t.clusters {
+			if _, staged := w.clusters[c]; !staged {
+				add(c, set)
+			}
+		}
+		for c, set := range w.clusters {
+			add(c, set)
 		}
 	}
-	t.view.Store(next)
-	t.at("view: published")
+	w.view = next
 	return changed
 }
 
 // groupsWithAddr lists the brokerNames of cluster whose group holds addr.
-// Called under mu.
-func (t *Table) groupsWithAddr(cluster, addr string) []string {
+func (w *write) groupsWithAddr(cluster, addr string) []string {
 	var out []string
-	for name := range t.clusters[cluster] {
-		if g := t.groups[name]; g != nil && g.cluster == cluster {
+	for name := range w.cluster(cluster) {
+		if g := w.group(name); g != nil && g.cluster == cluster {
 			if _, ok := g.hasAddr(addr); ok {
 				out = append(out, name)
 			}

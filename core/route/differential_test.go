@@ -480,6 +480,7 @@ func envInt(t *testing.T, name string, def int) int {
 // seconds with -race); ROCKETNS_SOAK runs thousands. ROCKETNS_DIFF_SEED
 // reruns one seed, ROCKETNS_DIFF_SEEDS and ROCKETNS_DIFF_STEPS size a run.
 func TestDifferentialJavaModel(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("randomized suite skipped under -short")
 	}
@@ -511,6 +512,7 @@ func TestDifferentialJavaModel(t *testing.T) {
 // has its broker data), and once the writers are done every cached body
 // must be what a fresh assembly encodes.
 func TestConcurrentWritersLeaveNoStaleBody(t *testing.T) {
+	t.Parallel()
 	rounds := 8
 	if os.Getenv("ROCKETNS_SOAK") != "" {
 		rounds = 60

@@ -12,9 +12,20 @@ import (
 	"github.com/rocketns/rocketns/codec/body"
 )
 
-type clock struct{ ms int64 }
+// clock is a fake clock. trap, when set, runs at the next reading, inside
+// the writer that reads it, and is cleared.
+type clock struct {
+	ms   int64
+	trap func()
+}
 
-func (c *clock) now() int64 { return c.ms }
+func (c *clock) now() int64 {
+	if f := c.trap; f != nil {
+		c.trap = nil
+		f()
+	}
+	return c.ms
+}
 
 func newTable(opts Options) (*Table, *clock) {
 	c := &clock{ms: 1_000_000}

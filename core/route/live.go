@@ -61,6 +61,21 @@ func (h *expiryHeap) Pop() any {
 	return li
 }
 
+// deadlines orders live entries as expiryHeap does but leaves their heap
+// positions alone: a scan pops the expired from a copy of the heap, since
+// the heap itself only changes when the scan commits.
+type deadlines []*liveInfo
+
+func (h deadlines) Len() int           { return len(h) }
+func (h deadlines) Less(i, j int) bool { return h[i].deadline() < h[j].deadline() }
+func (h deadlines) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *deadlines) Push(x any)        { *h = append(*h, x.(*liveInfo)) }
+func (h *deadlines) Pop() any {
+	li := (*h)[len(*h)-1]
+	*h = (*h)[:len(*h)-1]
+	return li
+}
+
 // Eviction is a broker address dropped from the tables.
 type Eviction struct {
 	Cluster, BrokerAddr, BrokerName string
@@ -90,39 +105,16 @@ const (
 	ReasonUnregistered = "unregistered"
 )
 
-// setLive stores li as the live entry of key, replacing any earlier one.
-// Called under mu.
-func (t *Table) setLive(key addrKey, li *liveInfo) {
-	t.saveLive(key)
-	li.key = key
-	if old := t.live[key]; old != nil {
-		if old.conn != li.conn {
-			t.connDel(old.conn, key)
-			t.connAdd(li.conn, key)
-		}
-		li.idx = old.idx
-		*old = *li
-		heap.Fix(&t.expiry, old.idx)
-		t.at("live: replaced")
-		return
-	}
-	t.live[key] = li
-	heap.Push(&t.expiry, li)
-	t.connAdd(li.conn, key)
-	t.at("live: added")
-}
-
-// dropLive removes key's live entry, if any, and returns it. Called under mu.
-func (t *Table) dropLive(key addrKey) *liveInfo {
+// touch refreshes key's liveness to now and returns its entry, nil when key
+// is not registered. It needs no write: it stores one value, read from the
+// clock before anything changes, and moves the entry in the heap, neither
+// of which can fail part-way. Called under mu.
+func (t *Table) touch(key addrKey, now int64) *liveInfo {
 	li := t.live[key]
-	if li == nil {
-		return nil
+	if li != nil {
+		li.lastUpdate = now
+		heap.Fix(&t.expiry, li.idx)
 	}
-	t.saveLive(key)
-	delete(t.live, key)
-	heap.Remove(&t.expiry, li.idx)
-	t.connDel(li.conn, key)
-	t.at("live: dropped")
 	return li
 }
 
@@ -147,30 +139,14 @@ func (t *Table) connDel(c ConnID, key addrKey) {
 	}
 }
 
-// touch refreshes key's liveness and reports whether it is registered.
-// Called under mu.
-func (t *Table) touch(key addrKey, now int64) *liveInfo {
-	li := t.live[key]
-	if li != nil {
-		t.saveLive(key)
-		li.lastUpdate = now
-		heap.Fix(&t.expiry, li.idx)
-		t.at("live: touched")
-	}
-	return li
-}
-
 // QueryDataVersion answers QUERY_DATA_VERSION: changed when (cluster, addr)
 // has no live entry or its stored DataVersion differs from dv (nil dv counts
 // as changed). Like Java it also refreshes the broker's liveness, since 5.x
 // brokers use it as their heartbeat towards old NameServers.
 func (t *Table) QueryDataVersion(cluster, addr string, dv *body.DataVersion) (changed bool, stored body.DataVersion, known bool) {
-	now := t.now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.begin()
-	defer t.settle()
-	li := t.touch(addrKey{cluster, addr}, now)
+	li := t.touch(addrKey{cluster, addr}, t.now())
 	if li == nil {
 		return true, body.DataVersion{}, false
 	}
@@ -180,12 +156,9 @@ func (t *Table) QueryDataVersion(cluster, addr string, dv *body.DataVersion) (ch
 // Heartbeat answers BROKER_HEARTBEAT: it refreshes (cluster, addr)'s liveness
 // if registered (never registers implicitly) and reports whether it was.
 func (t *Table) Heartbeat(cluster, addr string) bool {
-	now := t.now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.begin()
-	defer t.settle()
-	return t.touch(addrKey{cluster, addr}, now) != nil
+	return t.touch(addrKey{cluster, addr}, t.now()) != nil
 }
 
 // unregReq is one address to unregister (Java UnRegisterBrokerRequestHeader).
@@ -235,43 +208,61 @@ func (t *Table) Unregister(cluster, addr, name string, id int64) (evs []Eviction
 // Registration.Owner): when the address's live registration was made with
 // other credentials it changes nothing and returns ErrTakeover, unless
 // override (the credentials own the broker name by configuration).
-func (t *Table) UnregisterAs(cluster, addr, name string, id int64, owner string, override bool) (evs []Eviction, fenced bool, err error) {
+func (t *Table) UnregisterAs(cluster, addr, name string, id int64, owner string, override bool) ([]Eviction, bool, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if li := t.live[addrKey{cluster, addr}]; !override && li != nil && li.owner != owner {
+	w := write{t: t}
+	evs, fenced, err := w.unregisterAs(cluster, addr, name, id, owner, override)
+	if err == nil {
+		w.commit()
+	}
+	return evs, fenced, err
+}
+
+func (w *write) unregisterAs(cluster, addr, name string, id int64, owner string, override bool) ([]Eviction, bool, error) {
+	li := w.liveOf(addrKey{cluster, addr})
+	if !override && li != nil && li.owner != owner {
 		return nil, false, fmt.Errorf("unregister %s id %d: %w", name, id, ErrTakeover)
 	}
-	t.begin()
-	defer t.settle()
 	r := unregReq{cluster: cluster, addr: addr, name: name, id: id}
-	if li := t.live[addrKey{cluster, addr}]; li != nil && (li.name != name || li.id != id) {
+	if li != nil && (li.name != name || li.id != id) {
 		r.newer = li
 	}
-	return t.unregister([]unregReq{r}, ReasonUnregistered), r.newer != nil, nil
+	return w.unregister([]unregReq{r}, ReasonUnregistered), r.newer != nil, nil
 }
 
 // ScanExpired evicts every broker whose lastUpdate + timeout < now (strictly
 // less, like Java: at exactly the deadline it is still live).
 func (t *Table) ScanExpired() []Eviction {
-	now := t.now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.begin()
-	defer t.settle()
+	w := write{t: t}
+	evs := w.scanExpired(t.now())
+	w.commit()
+	return evs
+}
+
+func (w *write) scanExpired(now int64) []Eviction {
+	h := w.t.expiry
+	if len(h) == 0 || h[0].deadline() >= now {
+		return nil
+	}
+	// Popped from a copy, earliest first: the heap itself changes in commit.
+	pending := deadlines(slices.Clone(h))
 	var reqs []unregReq
-	for len(t.expiry) > 0 && t.expiry[0].deadline() < now {
-		li := t.expiry[0]
-		r := t.findBroker(li)
-		// Dropped here, not by unregister, so the loop advances even when
-		// no group holds the address.
-		r.li = t.dropLive(li.key)
+	for len(pending) > 0 && pending[0].deadline() < now {
+		li := heap.Pop(&pending).(*liveInfo)
+		r := w.findBroker(li)
+		// Dropped here, not by unregister, so that it goes even when no
+		// group holds the address.
+		r.li = w.dropLive(li.key)
 		reqs = append(reqs, r)
 	}
-	evs := t.unregister(reqs, ReasonTimeout)
+	evs := w.unregister(reqs, ReasonTimeout)
 	for i := range evs {
 		// After the whole batch, so that brokers expiring together on one
 		// connection all ask for its close.
-		if c := evs[i].Conn; c != 0 && len(t.conns[c]) == 0 {
+		if c := evs[i].Conn; c != 0 && w.connEmpty(c) {
 			evs[i].CloseConn = true
 		}
 	}
@@ -283,38 +274,43 @@ func (t *Table) ScanExpired() []Eviction {
 // carried several registrations (a proxy, a test harness) loses them all
 // here, which is what its closing means.
 func (t *Table) ConnClosed(conn ConnID) []Eviction {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	w := write{t: t}
+	evs := w.connClosed(conn)
+	w.commit()
+	return evs
+}
+
+func (w *write) connClosed(conn ConnID) []Eviction {
 	if conn == 0 {
 		return nil
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.begin()
-	defer t.settle()
-	set := t.conns[conn]
+	set := w.t.conns[conn]
 	if len(set) == 0 {
 		return nil
 	}
 	reqs := make([]unregReq, 0, len(set))
 	for key := range set {
-		reqs = append(reqs, t.findBroker(t.live[key]))
+		reqs = append(reqs, w.findBroker(w.liveOf(key)))
 	}
-	return t.unregister(reqs, ReasonConnClosed)
+	return w.unregister(reqs, ReasonConnClosed)
 }
 
 // findBroker locates the group and id holding li's address, as Java's
 // onChannelDestroy does: the group of the latest registration if it still
-// holds the address, else any group of the same cluster that does. Called
-// under mu.
-func (t *Table) findBroker(li *liveInfo) unregReq {
+// holds the address, else any group of the same cluster that does.
+func (w *write) findBroker(li *liveInfo) unregReq {
 	req := unregReq{cluster: li.key.cluster, addr: li.key.addr, id: -1}
-	if g := t.groups[li.name]; g != nil && g.cluster == li.key.cluster {
+	if g := w.group(li.name); g != nil && g.cluster == li.key.cluster {
 		if id, ok := g.hasAddr(li.key.addr); ok {
 			req.name, req.id = g.name, id
 			return req
 		}
 	}
-	for _, g := range t.groups {
-		if g.cluster != li.key.cluster {
+	for name := range w.t.groups {
+		g := w.group(name)
+		if g == nil || g.cluster != li.key.cluster {
 			continue
 		}
 		if id, ok := g.hasAddr(li.key.addr); ok {
@@ -326,8 +322,8 @@ func (t *Table) findBroker(li *liveInfo) unregReq {
 }
 
 // unregister is Java's batch unregistration: one pass over reqs, then one
-// publication of the broker view, then the topic updates. Called under mu.
-func (t *Table) unregister(reqs []unregReq, reason string) []Eviction {
+// new broker view, then the topic updates.
+func (w *write) unregister(reqs []unregReq, reason string) []Eviction {
 	if len(reqs) == 0 {
 		return nil
 	}
@@ -347,21 +343,18 @@ func (t *Table) unregister(reqs []unregReq, reason string) []Eviction {
 		key := addrKey{r.cluster, r.addr}
 		var li *liveInfo
 		if r.newer == nil {
-			li = t.dropLive(key)
+			li = w.dropLive(key)
 			if li == nil {
 				li = r.li
 			}
-			if _, ok := t.filters[key]; ok {
-				names = append(names, t.groupsWithAddr(r.cluster, r.addr)...)
-				t.saveFilter(key)
-				delete(t.filters, key)
+			if w.filter(key) != nil {
+				names = append(names, w.groupsWithAddr(r.cluster, r.addr)...)
+				put(&w.filters, key, nil)
 			}
 		}
-		t.at("unregister: live")
 		touched := false
 		wasMin := false
-		if g := t.groups[r.name]; g != nil {
-			t.saveGroup(g.name)
+		if g := w.editGroup(r.name); g != nil {
 			wasMin = len(g.addrs) > 0 && r.id == g.addrs[0].ID
 			if r.newer != nil && r.newer.name == g.name {
 				touched = g.removeAddrExcept(r.addr, r.newer.id)
@@ -370,14 +363,14 @@ func (t *Table) unregister(reqs []unregReq, reason string) []Eviction {
 			}
 			names = append(names, g.name)
 			if len(g.addrs) == 0 {
-				delete(t.groups, g.name)
+				put(&w.groups, g.name, nil)
 				delete(reduced, g.name)
 				removed[g.name] = true
-				if set := t.clusters[r.cluster]; set != nil {
-					t.saveCluster(r.cluster)
+				if w.cluster(r.cluster) != nil {
+					set := w.editCluster(r.cluster)
 					delete(set, g.name)
 					if len(set) == 0 {
-						delete(t.clusters, r.cluster)
+						put(&w.clusters, r.cluster, nil)
 					}
 					clustersDirty = true
 				}
@@ -387,7 +380,6 @@ func (t *Table) unregister(reqs []unregReq, reason string) []Eviction {
 				reduced[g.name] = true
 			}
 		}
-		t.at("unregister: group")
 		if li == nil && !touched {
 			continue
 		}
@@ -413,44 +405,29 @@ func (t *Table) unregister(reqs []unregReq, reason string) []Eviction {
 	for name, i := range minGone {
 		// The group as the whole batch left it, like Java, which keeps a
 		// reference to the live map.
-		if g := t.groups[name]; g != nil && g.actingMaster {
+		if g := w.group(name); g != nil && g.actingMaster {
 			evs[i].MinIDChange = minIDChange(g.name, slices.Clone(g.addrs), evs[i].BrokerAddr, "")
 		}
 	}
-	t.at("unregister: batch")
-	changed := t.publishGroups(names, clustersDirty)
-	isChanged := func(n string) bool {
-		for _, c := range changed {
-			if c == n {
-				return true
-			}
-		}
-		return false
-	}
+	changed := w.updateView(names, clustersDirty)
+	var rules []queueRule
 	seen := map[string]bool{}
 	for _, name := range names {
 		if seen[name] {
 			continue
 		}
 		seen[name] = true
-		if removed[name] {
-			t.rewriteBrokerQueues(name, false, func(body.QueueData) (body.QueueData, bool) { return body.QueueData{}, false })
-			t.saveIndexSet(name)
-			delete(t.brokerTopics, name)
-			t.at("unregister: group queues dropped")
-			continue
+		g := w.group(name)
+		rule := queueRule{name: name, drop: removed[name], refresh: slices.Contains(changed, name)}
+		if reduced[name] && g != nil && g.actingMaster && !g.hasMaster() {
+			rule.perm = clearWrite
 		}
-		g := t.groups[name]
-		clearWrite := reduced[name] && g != nil && g.actingMaster && !g.hasMaster()
-		if !clearWrite && !isChanged(name) {
-			continue
+		if rule.drop || rule.perm != nil || rule.refresh {
+			rules = append(rules, rule)
 		}
-		t.rewriteBrokerQueues(name, isChanged(name), func(q body.QueueData) (body.QueueData, bool) {
-			if clearWrite {
-				q.Perm &^= PermWrite
-			}
-			return q, true
-		})
 	}
+	w.rewriteQueues(rules)
 	return evs
 }
+
+func clearWrite(p int32) int32 { return p &^ PermWrite }

@@ -11,6 +11,7 @@ import (
 )
 
 func TestCachedRouteBytes(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	if got := tb.CachedRouteBytes(); got != 0 {
 		t.Fatalf("empty table: %d cached bytes", got)
@@ -51,6 +52,7 @@ func TestCachedRouteBytes(t *testing.T) {
 // A query that filled the cache of an entry a writer had already replaced
 // must not leave its bytes counted.
 func TestCachedRouteBytesFillAfterDrop(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	mustRegister(t, tb, reg("a", "10.0.0.1:10911", 0, 1, tc("T1", 4, 6), tc("X", 1, 6)))
 	old := entryOf(tb, "T1")
@@ -64,6 +66,7 @@ func TestCachedRouteBytesFillAfterDrop(t *testing.T) {
 // Queries and registrations racing leave the count equal to what the live
 // entries hold (run under -race).
 func TestCachedRouteBytesConcurrent(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	mustRegister(t, tb, reg("a", "10.0.0.1:10911", 0, 1, tc("T1", 4, 6), tc("T2", 4, 6)))
 	var wg sync.WaitGroup
@@ -96,6 +99,7 @@ func TestCachedRouteBytesConcurrent(t *testing.T) {
 }
 
 func TestTopicBrokerEntries(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	f := func(step string, want int) {
 		t.Helper()

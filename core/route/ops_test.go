@@ -29,6 +29,7 @@ func twoBrokers(t *testing.T, opts Options) *Table {
 }
 
 func TestWritePerm(t *testing.T) {
+	t.Parallel()
 	tb := twoBrokers(t, Options{})
 	pb := bodyPtr(t, tb, "B")
 	if n := tb.WipeWritePerm("a"); n != 5 {
@@ -48,6 +49,7 @@ func TestWritePerm(t *testing.T) {
 }
 
 func TestDeleteTopic(t *testing.T) {
+	t.Parallel()
 	tb := twoBrokers(t, Options{})
 	tb.DeleteTopic("T", "c2")
 	checkRoute(t, tb, "T", "a{0:m:1} | a:4/4/7")
@@ -65,6 +67,7 @@ func TestDeleteTopic(t *testing.T) {
 }
 
 func TestRegisterTopic(t *testing.T) {
+	t.Parallel()
 	tb := twoBrokers(t, Options{})
 	q := func(name string, n int32) body.QueueData {
 		return body.QueueData{BrokerName: name, ReadQueueNums: n, WriteQueueNums: n, Perm: 6}
@@ -80,6 +83,7 @@ func TestRegisterTopic(t *testing.T) {
 }
 
 func TestTopicLists(t *testing.T) {
+	t.Parallel()
 	tb := twoBrokers(t, Options{})
 	f := func(name string, got []string, want string) {
 		t.Helper()
@@ -107,6 +111,7 @@ func TestTopicLists(t *testing.T) {
 }
 
 func TestClusterInfo(t *testing.T) {
+	t.Parallel()
 	tb := twoBrokers(t, Options{})
 	mustRegister(t, tb, reg("a", "s:1", 1, 1, tc("T", 4, 6), tc("A", 4, 6)))
 	want := `{"brokerAddrTable":{"a":{"brokerAddrs":{0:"m:1",1:"s:1"},"brokerName":"a","cluster":"c","enableActingMaster":false},"b":{"brokerAddrs":{0:"n:1"},"brokerName":"b","cluster":"c2","enableActingMaster":false}},"clusterAddrTable":{"c":["a"],"c2":["b"]}}`
@@ -127,6 +132,7 @@ func TestClusterInfo(t *testing.T) {
 // unregister; every body must parse and name only brokers that own queues.
 // -race checks the publication protocol.
 func TestConcurrentReadersAndWriters(t *testing.T) {
+	t.Parallel()
 	tb, c := newTable(Options{SupportActingMaster: true})
 	topics := make([]body.TopicConfig, 50)
 	for i := range topics {

@@ -10,6 +10,7 @@ import (
 )
 
 func TestRouteBodyOrderedIsCachedByConfAndNeverStale(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	mustRegister(t, tb, reg("broker-a", "10.0.0.1:10911", 0, 1, tc("T", 4, 6), tc("U", 4, 6)))
 

@@ -17,6 +17,7 @@ func owned(name, addr string, id, counter int64, conn ConnID, owner string) *Reg
 }
 
 func TestRegistrationTakeover(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	mustRegister(t, tb, owned("a", "x:1", 0, 1, 1, "ka"))
 	before := routeString(tb.Route("T"))
@@ -69,6 +70,7 @@ func TestRegistrationTakeover(t *testing.T) {
 }
 
 func TestUnregisterAsOwner(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	mustRegister(t, tb, owned("a", "x:1", 0, 1, 1, "ka"))
 	if _, _, err := tb.UnregisterAs("c", "x:1", "a", 0, "kb", false); !errors.Is(err, ErrTakeover) {
@@ -99,6 +101,7 @@ func TestUnregisterAsOwner(t *testing.T) {
 // connection's close comes late, and a registration refused as a takeover
 // leaves the thief's connection owning nothing.
 func TestConnCloseRemovesOnlyWhatTheConnectionStillOwns(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	mustRegister(t, tb, owned("a", "x:1", 0, 1, 1, "ka"))
 	mustRegister(t, tb, owned("b", "y:1", 0, 1, 1, "kb"))

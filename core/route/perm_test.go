@@ -5,6 +5,7 @@ package route
 import "testing"
 
 func TestGroupWritePermCount(t *testing.T) {
+	t.Parallel()
 	tb := twoBrokers(t, Options{})
 	// a's topics: T perm 7, A/UNIT/SUB/BOTH perm 6, all writable.
 	if w, n := tb.WritePerm("a"); w != 5 || n != 5 {

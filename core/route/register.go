@@ -4,6 +4,7 @@ package route
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -38,6 +39,11 @@ type Registration struct {
 	// rules, as the differential suites check them.
 	Owner    string
 	Override bool
+	// Source is the host the registration came from (the connection's
+	// peer address, not the brokerAddr the broker names itself by): the
+	// topics it creates count against that host's quota
+	// (Options.MaxTopicsPerSource). "" counts against no quota.
+	Source string
 }
 
 // RegisterResult is what a registration produced.
@@ -55,10 +61,52 @@ type RegisterResult struct {
 }
 
 // Register applies a REGISTER_BROKER. It fails only with
-// ErrNegativeBrokerID, ErrEmptyBrokerAddr or ErrFirstSingleTopic (wrapped
-// with the broker's identity), and a registration it refuses changes
-// nothing.
+// ErrNegativeBrokerID, ErrEmptyBrokerAddr, ErrFirstSingleTopic, ErrTakeover
+// ErrTooManyTopics or ErrTopicQuota (wrapped with the broker's identity),
+// and a registration it refuses changes nothing, except that one refused
+// for its topics (ErrTooManyTopics, ErrTopicQuota) refreshes the broker's
+// liveness (KeepAlive).
 func (t *Table) Register(r *Registration) (RegisterResult, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	w := write{t: t}
+	res, err := w.register(r)
+	switch {
+	case err == nil:
+		w.commit()
+	case errors.Is(err, ErrTooManyTopics), errors.Is(err, ErrTopicQuota):
+		t.keepAlive(r)
+	}
+	return res, err
+}
+
+// KeepAlive refreshes the liveness of the broker a registration refused for
+// its topics names, as a heartbeat does, and reports whether it did. The
+// refusal says the broker is alive; without the refresh a broker whose new
+// topics do not fit would lose the routes it holds while it retries. Only
+// the registration's own live entry is refreshed (its address, brokerName
+// and brokerId), never one r would take over; the stored data version
+// stays the last accepted one, so the broker keeps registering. Register
+// calls it for the refusals it makes; the server calls it for those it
+// makes before the table (maxTopicsPerBroker).
+func (t *Table) KeepAlive(r *Registration) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.keepAlive(r)
+}
+
+// keepAlive is KeepAlive. Called under mu.
+func (t *Table) keepAlive(r *Registration) bool {
+	li := t.live[addrKey{r.Cluster, r.BrokerAddr}]
+	if li == nil || li.name != r.BrokerName || li.id != r.BrokerID || !r.Override && t.takesOver(r) {
+		return false
+	}
+	t.touch(li.key, t.now())
+	return true
+}
+
+func (w *write) register(r *Registration) (RegisterResult, error) {
+	t := w.t
 	var res RegisterResult
 	if r.BrokerID < 0 {
 		// Without the broker's strings: the server answers with this
@@ -72,10 +120,6 @@ func (t *Table) Register(r *Registration) (RegisterResult, error) {
 	if rb == nil {
 		rb = &body.RegisterBroker{}
 	}
-	now := t.now()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-
 	cluster, name, addr := r.Cluster, r.BrokerName, r.BrokerAddr
 
 	// 7 first, as a refusal: a one-topic registration of an id the group
@@ -90,41 +134,29 @@ func (t *Table) Register(r *Registration) (RegisterResult, error) {
 	if !r.Override && t.takesOver(r) {
 		return res, fmt.Errorf("register %s id %d: %w", name, r.BrokerID, ErrTakeover)
 	}
-	if err := t.checkTopicTotal(rb.Topics); err != nil {
+	if err := t.checkTopics(r.Source, rb.Topics); err != nil {
 		return res, fmt.Errorf("register %s/%s id %d at %s: %w", cluster, name, r.BrokerID, addr, err)
 	}
-	t.begin()
-	defer t.settle()
+	w.source = r.Source // cloned when a topic is created (createdBy)
 
 	// 1. clusterAddrTable.
 	clustersDirty := false
-	set := t.clusters[cluster]
-	if set == nil {
-		t.saveCluster(cluster)
-		cluster = strings.Clone(cluster)
-		set = map[string]struct{}{}
-		t.clusters[cluster] = set
-	}
-	if _, ok := set[name]; !ok {
-		t.saveCluster(cluster)
-		set[strings.Clone(name)] = struct{}{}
+	if _, ok := w.cluster(cluster)[name]; !ok {
+		w.editCluster(cluster)[strings.Clone(name)] = struct{}{}
 		clustersDirty = true
 		res.BrokerChanged = true
 	}
-	t.at("register: cluster")
 
 	// 2. brokerAddrTable; an existing group keeps its cluster.
-	t.saveGroup(name)
-	g := t.groups[name]
+	g := w.editGroup(name)
 	registerFirst := false
 	if g == nil {
 		g = &brokerGroup{cluster: strings.Clone(cluster), name: strings.Clone(name)}
-		t.groups[g.name] = g
+		put(&w.groups, g.name, g)
 		registerFirst = true
 		res.BrokerChanged = true
 	}
 	name = g.name
-	t.at("register: group")
 
 	// 3. Old-version detection, acting master flag, zone (overwritten every
 	// time, may become empty).
@@ -146,14 +178,13 @@ func (t *Table) Register(r *Registration) (RegisterResult, error) {
 	if g.removeAddrExcept(addr, r.BrokerID) {
 		res.BrokerChanged = true
 	}
-	t.at("register: same address")
 
 	// 6. A stale registration for an id now held by a newer, live address:
 	// SUCCESS without master info, steps 1-5 kept, as in Java.
 	if old, ok := g.addrOf(r.BrokerID); ok && old != addr {
-		if li := t.live[addrKey{cluster, old}]; li != nil && li.dv.StateVersion > rb.DataVersion.StateVersion {
-			t.dropLive(addrKey{cluster, addr})
-			t.afterGroupChange(name, clustersDirty, nil)
+		if li := w.liveOf(addrKey{cluster, old}); li != nil && li.dv.StateVersion > rb.DataVersion.StateVersion {
+			w.dropLive(addrKey{cluster, addr})
+			w.afterGroupChange(name, clustersDirty, nil)
 			return RegisterResult{}, nil
 		}
 	}
@@ -166,9 +197,8 @@ func (t *Table) Register(r *Registration) (RegisterResult, error) {
 		g.put(r.BrokerID, strings.Clone(addr))
 		res.BrokerChanged = true
 	}
-	t.at("register: id")
 	key := addrKey{cluster, addr}
-	if li := t.live[key]; li != nil {
+	if li := w.liveOf(key); li != nil {
 		key = li.key // the owned strings
 	} else {
 		key = addrKey{strings.Clone(cluster), strings.Clone(addr)}
@@ -181,23 +211,14 @@ func (t *Table) Register(r *Registration) (RegisterResult, error) {
 
 	// 12 before 10: filter servers feed the group view, which must be
 	// published before the topic entries that use it.
-	filterNames := t.setFilters(key, rb.FilterServerList)
-	t.at("register: filter servers")
+	filterNames := w.setFilters(key, rb.FilterServerList)
 
-	var ups []topicUpdate
-	var added []string
 	if isMaster || isPrimeSlave {
-		li := t.live[key]
+		li := w.liveOf(key)
 		dvChanged := li == nil || li.dv != rb.DataVersion
-		ups, added = t.registerTopics(g, rb, registerFirst, dvChanged, isPrimeSlave && g.actingMaster)
-		res.TopicsChanged = len(ups)
+		res.TopicsChanged = w.registerTopics(g, rb, registerFirst, dvChanged, isPrimeSlave && g.actingMaster)
 	}
-	t.at("register: topics computed")
-	t.afterGroupChange(name, clustersDirty, filterNames, ups...)
-	for _, topic := range added {
-		t.indexAdd(name, topic)
-	}
-	t.at("register: topics applied")
+	w.afterGroupChange(name, clustersDirty, filterNames)
 
 	// 11. Liveness, always replaced so the latest connection counts. Java
 	// stores any heartbeatTimeoutMillis it is sent, so 0 or less expires
@@ -205,20 +226,22 @@ func (t *Table) Register(r *Registration) (RegisterResult, error) {
 	// registration. A broker sends the field only with a positive
 	// brokerNotActiveTimeoutMillis; anything else is a misconfiguration
 	// (or the field's absence, which the server passes as 0) and gets the
-	// default, as an absent field does in Java.
+	// default, as an absent field does in Java. The time is read here, as
+	// Java reads it for the new BrokerLiveInfo.
 	timeout := r.HeartbeatTimeoutMillis
 	if timeout <= 0 {
 		timeout = t.opts.DefaultBrokerTimeout
 	}
 	owner := r.Owner
-	if li := t.live[key]; li != nil && li.owner == owner {
+	if li := w.liveOf(key); li != nil && li.owner == owner {
 		owner = li.owner // already owned
 	} else {
 		owner = strings.Clone(owner)
 	}
 	timeout = min(timeout, t.opts.MaxBrokerTimeout) // deadline() saturates as well
-	t.setLive(key, &liveInfo{
-		lastUpdate: now,
+	put(&w.live, key, &liveInfo{
+		key:        key,
+		lastUpdate: t.now(),
 		timeout:    timeout,
 		dv:         rb.DataVersion,
 		conn:       r.Conn,
@@ -227,12 +250,11 @@ func (t *Table) Register(r *Registration) (RegisterResult, error) {
 		id:         r.BrokerID,
 		owner:      owner,
 	})
-	t.at("register: live")
 
 	// 13. A slave learns its master.
 	if r.BrokerID != 0 {
 		if m, ok := g.addrOf(0); ok {
-			if ml := t.live[addrKey{cluster, m}]; ml != nil {
+			if ml := w.liveOf(addrKey{cluster, m}); ml != nil {
 				res.MasterAddr, res.HAServerAddr = m, ml.haAddr
 			}
 		}
@@ -270,31 +292,29 @@ func (t *Table) takesOver(r *Registration) bool {
 	return false
 }
 
-// afterGroupChange publishes the view of name (and of the groups in extra)
-// and then the topic updates ups, republishing with empty caches every topic
-// of a group whose view changed. Called under mu.
-func (t *Table) afterGroupChange(name string, clustersDirty bool, extra []string, ups ...topicUpdate) {
-	changed := t.publishGroups(append(extra, name), clustersDirty)
+// afterGroupChange stages the view of name (and of the groups in extra)
+// and republishes with empty caches every topic of a group whose view
+// changed that w does not update already.
+func (w *write) afterGroupChange(name string, clustersDirty bool, extra []string) {
+	changed := w.updateView(append(extra, name), clustersDirty)
 	if len(changed) == 0 {
-		t.applyTopics(ups)
 		return
 	}
-	pending := make(map[string]struct{}, len(ups))
-	for _, u := range ups {
+	pending := make(map[string]struct{}, len(w.topics))
+	for _, u := range w.topics {
 		pending[u.key] = struct{}{}
 	}
 	for _, n := range changed {
-		for topic := range t.brokerTopics[n] {
+		for topic := range w.t.brokerTopics[n] {
 			if _, ok := pending[topic]; ok {
 				continue
 			}
-			if e, ok := t.topics.Load(topic); ok {
+			if e, ok := w.t.topics.Load(topic); ok {
 				pending[topic] = struct{}{}
-				ups = append(ups, topicUpdate{e.topic, e.refreshed()})
+				w.topics = append(w.topics, topicUpdate{e.topic, e.refreshed()})
 			}
 		}
 	}
-	t.applyTopics(ups)
 }
 
 // singleTopic reports whether topics names exactly one topic, however many
@@ -335,11 +355,12 @@ func lastWins(topics []body.TopicConfig) []body.TopicConfig {
 	return out
 }
 
-// registerTopics is step 10: it computes the topic updates of a master or
-// prime-slave registration and the topics that gain a queue of g (to add to
-// the index once applied). Called under mu.
-func (t *Table) registerTopics(g *brokerGroup, rb *body.RegisterBroker, registerFirst, dvChanged, clearWrite bool) (ups []topicUpdate, added []string) {
+// registerTopics is step 10: it stages the topic updates of a master or
+// prime-slave registration and returns how many it staged.
+func (w *write) registerTopics(g *brokerGroup, rb *body.RegisterBroker, registerFirst, dvChanged, clearWrite bool) int {
+	t := w.t
 	known := t.brokerTopics[g.name]
+	ups, staged := w.topics, len(w.topics)
 
 	// 10b. Drop this broker's queues of topics it no longer has; a static
 	// topic mapping means the table is not the broker's whole truth.
@@ -358,10 +379,6 @@ func (t *Table) registerTopics(g *brokerGroup, rb *body.RegisterBroker, register
 				}
 			}
 		}
-		// Deleted topics leave the index now: nothing below touches them.
-		for _, u := range ups {
-			t.indexDel(g.name, u.key)
-		}
 	}
 
 	// 10c. Queue data: all topics on a new DataVersion or first
@@ -371,12 +388,9 @@ func (t *Table) registerTopics(g *brokerGroup, rb *body.RegisterBroker, register
 	topics := rb.Topics
 	if registerFirst || dvChanged {
 		topics = lastWins(topics)
-		// Every topic may change: size the slices once instead of
-		// growing them through 100k appends.
+		// Every topic may change: size the slice once instead of growing
+		// it through 100k appends.
 		ups = slices.Grow(ups, len(topics))
-		if len(known) < len(topics) {
-			added = make([]string, 0, len(topics)-len(known))
-		}
 	} else {
 		// Steady state: usually no topic is missing and this allocates
 		// nothing.
@@ -390,7 +404,6 @@ func (t *Table) registerTopics(g *brokerGroup, rb *body.RegisterBroker, register
 	}
 	for i := range topics {
 		tc := &topics[i]
-		_, has := known[tc.TopicName]
 		perm := tc.Perm
 		if clearWrite {
 			perm &^= PermWrite
@@ -411,10 +424,7 @@ func (t *Table) registerTopics(g *brokerGroup, rb *body.RegisterBroker, register
 		} else {
 			// A topic deleted by DELETE_TOPIC_IN_NAMESRV and re-created here
 			// gets back the mappings Java never deleted.
-			ne = &topicEntry{topic: tc.TopicName, queues: []body.QueueData{q}, mapping: t.mappings[tc.TopicName]}
-		}
-		if !has {
-			added = append(added, ne.topic)
+			ne = &topicEntry{topic: tc.TopicName, queues: []body.QueueData{q}, mapping: w.mapping(tc.TopicName), source: w.createdBy()}
 		}
 		ups = append(ups, topicUpdate{ne.topic, ne})
 	}
@@ -433,7 +443,7 @@ func (t *Table) registerTopics(g *brokerGroup, rb *body.RegisterBroker, register
 			if !ok {
 				bname = g.name
 			}
-			cur := t.mappings[topic]
+			cur := w.mapping(topic)
 			if old, ok := cur[bname]; ok && bytes.Equal(old, info) {
 				continue
 			}
@@ -446,7 +456,7 @@ func (t *Table) registerTopics(g *brokerGroup, rb *body.RegisterBroker, register
 			key := ""
 			if j, pending := pos[topic]; pending {
 				key = ups[j].key
-				ups[j].nv.mapping = m // still private to this call
+				ups[j].nv.mapping = m // still private to this write
 			} else if e, ok := t.topics.Load(topic); ok {
 				key = e.topic
 				ne := e.refreshed()
@@ -456,60 +466,64 @@ func (t *Table) registerTopics(g *brokerGroup, rb *body.RegisterBroker, register
 			} else {
 				key = topic
 			}
-			t.saveMapping(key)
-			t.mappings[key] = m
+			put(&w.mappings, key, m)
 		}
 	}
-	return ups, added
+	w.topics = ups
+	return len(ups) - staged
 }
 
 // setFilters is step 12 and returns the groups whose view it may change.
-// Called under mu.
-func (t *Table) setFilters(key addrKey, list []string) []string {
+// key is owned.
+func (w *write) setFilters(key addrKey, list []string) []string {
 	switch {
 	case list == nil:
 		return nil
 	case len(list) == 0:
-		if _, ok := t.filters[key]; !ok {
+		if w.filter(key) == nil {
 			return nil
 		}
-		t.saveFilter(key)
-		delete(t.filters, key)
+		put(&w.filters, key, nil)
 	default:
-		if slices.Equal(t.filters[key], list) {
+		if slices.Equal(w.filter(key), list) {
 			return nil
 		}
-		t.saveFilter(key)
 		// The strings are the body's own (Registration); the slice is
 		// copied so the table's entry does not share the body's.
-		t.filters[key] = slices.Clone(list)
+		put(&w.filters, key, slices.Clone(list))
 	}
-	return t.groupsWithAddr(key.cluster, key.addr)
+	return w.groupsWithAddr(key.cluster, key.addr)
 }
 
-// checkTopicTotal refuses topics that would take the table past
-// Options.MaxTopics; the writers' lock is held. Topics the table has
-// already cost nothing: the names are looked up only when the table's size
-// plus the registration's could pass the bound.
-func (t *Table) checkTopicTotal(topics []body.TopicConfig) error {
-	limit := t.opts.MaxTopics
-	if limit <= 0 {
-		return nil
+// checkTopics refuses topics that would take the table past
+// Options.MaxTopics, or source past Options.MaxTopicsPerSource (the quota
+// first: it names who is at fault). Topics the table has already cost
+// nothing: the names are looked up only when the table's size, or the
+// source's count, plus the registration's could pass a bound. Called under
+// mu.
+func (t *Table) checkTopics(source string, topics []body.TopicConfig) error {
+	limit, quota := t.opts.MaxTopics, t.opts.MaxTopicsPerSource
+	if source == "" {
+		quota = 0
 	}
-	have := t.topics.Len()
-	if have+len(topics) <= limit {
+	have, held := t.topics.Len(), t.sourceTopics[source]
+	overLimit := limit > 0 && have+len(topics) > limit
+	overQuota := quota > 0 && held+len(topics) > quota
+	if !overLimit && !overQuota {
 		return nil
 	}
 	added := map[string]struct{}{}
 	for i := range topics {
 		name := topics[i].TopicName
-		if _, ok := t.topics.Load(name); ok {
-			continue
+		if _, ok := t.topics.Load(name); !ok {
+			added[name] = struct{}{}
 		}
-		added[name] = struct{}{}
-		if have+len(added) > limit {
-			return fmt.Errorf("%w of %d topics (%d held, more than %d new)", ErrTooManyTopics, limit, have, limit-have)
-		}
+	}
+	switch {
+	case overQuota && held+len(added) > quota:
+		return fmt.Errorf("%w: %d new topics from %s, which brought %d of its %d", ErrTopicQuota, len(added), source, held, quota)
+	case overLimit && have+len(added) > limit:
+		return fmt.Errorf("%w of %d topics (%d held, more than %d new)", ErrTooManyTopics, limit, have, limit-have)
 	}
 	return nil
 }

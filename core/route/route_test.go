@@ -15,6 +15,7 @@ import (
 )
 
 func TestRegisterMaster(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	res := mustRegister(t, tb, reg("a", "10.0.0.1:10911", 0, 1, tc("T1", 4, 6), tc("T2", 8, 7)))
 	if !res.BrokerChanged || res.TopicsChanged != 2 || res.MasterAddr != "" {
@@ -42,6 +43,7 @@ func TestRegisterMaster(t *testing.T) {
 }
 
 func TestReregistration(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	mustRegister(t, tb, reg("a", "x:1", 0, 1, tc("T1", 4, 6), tc("T2", 4, 6)))
 	p1, p2 := bodyPtr(t, tb, "T1"), bodyPtr(t, tb, "T2")
@@ -81,6 +83,7 @@ func TestReregistration(t *testing.T) {
 }
 
 func TestSlave4x(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	mustRegister(t, tb, reg("a", "m:1", 0, 1, tc("T", 4, 6), tc("U", 4, 6)))
 	mustRegister(t, tb, reg("b", "n:1", 0, 1, tc("V", 4, 6), tc("W", 4, 6)))
@@ -111,6 +114,7 @@ func TestSlave4x(t *testing.T) {
 }
 
 func TestPrimeSlave5x(t *testing.T) {
+	t.Parallel()
 	f := func(acting bool, wantPerm string) {
 		t.Helper()
 		tb, _ := newTable(Options{})
@@ -131,6 +135,7 @@ func TestPrimeSlave5x(t *testing.T) {
 }
 
 func TestExpiry(t *testing.T) {
+	t.Parallel()
 	f := func(timeout, wantAfter int64) {
 		t.Helper()
 		tb, c := newTable(Options{})
@@ -167,6 +172,7 @@ func TestExpiry(t *testing.T) {
 // reconnects to register again; unless another broker's live registration
 // came over the same connection, which closing would drop as well.
 func TestExpiryClosesTheConnection(t *testing.T) {
+	t.Parallel()
 	tb, c := newTable(Options{})
 	at := func(r *Registration, conn ConnID, timeout int64) *Registration {
 		r.Conn, r.HeartbeatTimeoutMillis = conn, timeout
@@ -202,6 +208,7 @@ func TestExpiryClosesTheConnection(t *testing.T) {
 }
 
 func TestExpiryDefaultFromOptions(t *testing.T) {
+	t.Parallel()
 	tb, c := newTable(Options{DefaultBrokerTimeout: 5000})
 	mustRegister(t, tb, reg("a", "x:1", 0, 1, tc("T", 4, 6), tc("U", 4, 6)))
 	c.ms += 5000
@@ -215,6 +222,7 @@ func TestExpiryDefaultFromOptions(t *testing.T) {
 }
 
 func TestLivenessRefresh(t *testing.T) {
+	t.Parallel()
 	tb, c := newTable(Options{})
 	mustRegister(t, tb, reg("a", "x:1", 0, 1, tc("T", 4, 6), tc("U", 4, 6)))
 	mustRegister(t, tb, reg("b", "y:1", 0, 1, tc("T", 4, 6), tc("U", 4, 6)))
@@ -249,6 +257,7 @@ func TestLivenessRefresh(t *testing.T) {
 }
 
 func TestConnClosed(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	at := func(r *Registration, conn ConnID) *Registration { r.Conn = conn; return r }
 	mustRegister(t, tb, at(reg("a", "a:1", 0, 1, tc("TA", 4, 6), tc("X", 4, 6)), 1))
@@ -288,6 +297,7 @@ func TestConnClosed(t *testing.T) {
 }
 
 func TestUnregister(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	mustRegister(t, tb, reg("a", "m:1", 0, 1, tc("T", 4, 6), tc("U", 4, 6)))
 	mustRegister(t, tb, reg("a", "s:1", 1, 1, tc("T", 4, 6), tc("U", 4, 6)))
@@ -322,6 +332,7 @@ func TestUnregister(t *testing.T) {
 }
 
 func TestFirstSingleTopicGuard(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	_, err := tb.Register(reg("a", "m:1", 0, 1, tc("T", 4, 6)))
 	if !errors.Is(err, ErrFirstSingleTopic) {
@@ -344,6 +355,7 @@ func TestFirstSingleTopicGuard(t *testing.T) {
 // Duplicate topicConfigTable keys: the decoder keeps them in order and
 // Java's map keeps the last, on every path that writes queue data.
 func TestRegisterDuplicateTopicLastWins(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	mustRegister(t, tb, reg("a", "m:1", 0, 1, tc("T", 4, 6), tc("U", 4, 6)))
 	checkBodies(t, tb, "T", "N")
@@ -376,6 +388,7 @@ func TestRegisterDuplicateTopicLastWins(t *testing.T) {
 // The single-topic guard (step 7) counts topics as Java's map does:
 // duplicates of one topic are one topic.
 func TestFirstSingleTopicGuardCountsDistinctTopics(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	if _, err := tb.Register(reg("a", "m:1", 0, 1, tc("T", 4, 6), tc("T", 8, 6))); !errors.Is(err, ErrFirstSingleTopic) {
 		t.Fatalf("err = %v", err)
@@ -388,6 +401,7 @@ func TestFirstSingleTopicGuardCountsDistinctTopics(t *testing.T) {
 // Brokers send 0 for the master and a slave's id from 1; a negative id is
 // refused before anything changes.
 func TestRegisterNegativeBrokerID(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	_, err := tb.Register(reg5("a", "m:1", -1, 1, true, tc("T", 4, 6), tc("U", 4, 6)))
 	if !errors.Is(err, ErrNegativeBrokerID) || !strings.Contains(err.Error(), "brokerId -1") {
@@ -404,6 +418,7 @@ func TestRegisterNegativeBrokerID(t *testing.T) {
 }
 
 func TestStaleRegistrationGuard(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	withState := func(r *Registration, sv int64) *Registration { r.Body.DataVersion.StateVersion = sv; return r }
 	mustRegister(t, tb, withState(reg5("a", "new:1", 0, 1, false, tc("T", 4, 6), tc("U", 4, 6)), 5))
@@ -421,6 +436,7 @@ func TestStaleRegistrationGuard(t *testing.T) {
 }
 
 func TestSameAddressOtherID(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	mustRegister(t, tb, reg("a", "m:1", 0, 1, tc("T", 4, 6), tc("U", 4, 6)))
 	mustRegister(t, tb, reg("a", "s:1", 1, 1, tc("T", 4, 6), tc("U", 4, 6)))
@@ -431,6 +447,7 @@ func TestSameAddressOtherID(t *testing.T) {
 }
 
 func TestFilterServers(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	r := reg("a", "m:1", 0, 1, tc("T", 4, 6), tc("U", 4, 6))
 	r.Body.FilterServerList = []string{"m:30000"}
@@ -455,6 +472,7 @@ func TestFilterServers(t *testing.T) {
 // servers went) but only the request's own group counts as reduced and may
 // lose the write bit (spec 3.5 step 4, Java's reducedBroker).
 func TestUnregisterLeavesBystanderPerms(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	mustRegister(t, tb, reg5("b", "m:1", 0, 1, true, tc("T", 4, 6), tc("T2", 4, 6)))
 	mustRegister(t, tb, reg5("b", "x:1", 1, 1, true, tc("T", 4, 6), tc("T2", 4, 6)))
@@ -475,6 +493,7 @@ func TestUnregisterLeavesBystanderPerms(t *testing.T) {
 }
 
 func TestDeleteTopicWithBrokerRegistration(t *testing.T) {
+	t.Parallel()
 	f := func(enabled bool, wantT string) {
 		t.Helper()
 		tb, _ := newTable(Options{DeleteTopicWithBrokerRegistration: enabled})
@@ -498,6 +517,7 @@ func TestDeleteTopicWithBrokerRegistration(t *testing.T) {
 }
 
 func TestSupportActingMaster(t *testing.T) {
+	t.Parallel()
 	f := func(support bool, topic, want string) {
 		t.Helper()
 		tb, _ := newTable(Options{SupportActingMaster: support})
@@ -516,6 +536,7 @@ func TestSupportActingMaster(t *testing.T) {
 }
 
 func TestActingMasterRewriteNeedsReadOnlyQueue(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{SupportActingMaster: true})
 	// A prime slave of a master-less acting group registers writable
 	// topics; they are stored read-only, so the rewrite applies.
@@ -527,6 +548,7 @@ func TestActingMasterRewriteNeedsReadOnlyQueue(t *testing.T) {
 }
 
 func TestZoneAndActingFlagInvalidateCache(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	r := reg5("a", "m:1", 0, 1, false, tc("T", 4, 6), tc("U", 4, 6))
 	mustRegister(t, tb, r)
@@ -550,6 +572,7 @@ func TestZoneAndActingFlagInvalidateCache(t *testing.T) {
 // table keeps clones of them. The body is the decoder's own and is kept as
 // it is (Registration's ownership rules).
 func TestRegisterClonesHeaderStrings(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	buf := []byte("cluster1broker-a10.0.0.1:10911ha:1z")
 	s := func(from, to int) string { return unsafe.String(&buf[from], to-from) }
@@ -579,6 +602,7 @@ func TestRegisterClonesHeaderStrings(t *testing.T) {
 }
 
 func TestStaticTopicMapping(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	r := reg5("a", "m:1", 0, 1, false, tc("S", 4, 6), tc("U", 4, 6))
 	info := `{"bname":"a","currIdMap":{"0":0},"dirty":false,"epoch":1,"scope":"__global__","topic":"S","totalQueues":8}`
@@ -645,6 +669,7 @@ func TestStaticTopicMapping(t *testing.T) {
 }
 
 func TestRouteIsACopy(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	mustRegister(t, tb, reg("a", "m:1", 0, 1, tc("T", 4, 6), tc("U", 4, 6)))
 	rt, _ := tb.Route("T")

@@ -21,6 +21,7 @@ import (
 // smallest slave is shown as id 0. The switch applies at run time, and a
 // flip back serves the earlier body again, never a stale one.
 func TestScenarioActingMaster(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	mustRegister(t, tb, reg5("a", "m:1", 0, 1, true, tc("T", 4, 6), tc("U", 4, 6)))
 	mustRegister(t, tb, reg5("a", "s1:1", 1, 1, true, tc("T", 4, 6), tc("U", 4, 6)))
@@ -73,6 +74,7 @@ func mustBody(t *testing.T, tb *Table, topic string) []byte {
 // queues and filter servers; master-less groups and same-zone groups stay
 // (case-insensitive).
 func TestScenarioZone(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	za := reg5("a", "m:1", 0, 1, false, tc("T", 4, 6), tc("U", 4, 6))
 	za.ZoneName = "Zone-1"
@@ -110,6 +112,7 @@ func TestScenarioZone(t *testing.T) {
 // first registration, keyed by the mapping's bname, and are kept like
 // Java's topicQueueMappingInfoTable, never cleaned.
 func TestScenarioStaticTopic(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	info := func(bname string, epoch int) []byte {
 		return []byte(fmt.Sprintf(`{"bname":%q,"currIdMap":{"0":0},"dirty":false,"epoch":%d,"scope":"__global__","topic":"S","totalQueues":8}`, bname, epoch))
@@ -168,6 +171,7 @@ func TestScenarioStaticTopic(t *testing.T) {
 // each chunk looks like the whole set and deletes the others' topics: the
 // reference's caveat, reproduced.
 func TestScenarioSplitRegistration(t *testing.T) {
+	t.Parallel()
 	chunk := func(counter int64, topics ...body.TopicConfig) *Registration {
 		return reg5("a", "m:1", 0, counter, false, topics...)
 	}
@@ -195,6 +199,7 @@ func TestScenarioSplitRegistration(t *testing.T) {
 
 // NOTIFY_MIN_BROKER_ID_CHANGE data (3.3 steps 4/14, 3.5 step 5, 3.8).
 func TestScenarioMinBrokerIDChange(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	str := func(c *MinBrokerIDChange) string {
 		if c == nil {
@@ -246,6 +251,7 @@ func TestScenarioMinBrokerIDChange(t *testing.T) {
 // The unregistration fence: an UNREGISTER_BROKER for an older registration
 // of an address cannot remove the address's newer registration.
 func TestScenarioUnregisterFence(t *testing.T) {
+	t.Parallel()
 	t.Run("slave became master, then the slave's delayed unregistration", func(t *testing.T) {
 		tb, _ := newTable(Options{})
 		mustRegister(t, tb, reg5("a", "m:1", 0, 1, false, tc("T", 4, 6), tc("U", 4, 6)))
@@ -353,6 +359,7 @@ func TestScenarioUnregisterFence(t *testing.T) {
 // WIPE/ADD_WRITE_PERM count every topic holding a queue of the broker,
 // whether or not its perm changes, as Java does.
 func TestWritePermCountsUnchangedTopics(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	mustRegister(t, tb, reg("a", "m:1", 0, 1, tc("R", 4, 4), tc("W", 4, 6), tc("X", 4, 7)))
 	if n := tb.WipeWritePerm("a"); n != 3 {
@@ -370,6 +377,7 @@ func TestWritePermCountsUnchangedTopics(t *testing.T) {
 }
 
 func TestSystemTopicListDedupes(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	if topics, addr := tb.SystemTopicList(); len(topics) != 0 || topics == nil || addr != "" {
 		t.Fatalf("empty table: %v %q", topics, addr)
@@ -387,6 +395,7 @@ func TestSystemTopicListDedupes(t *testing.T) {
 // 100k topics: the lists come from the shard snapshots, complete and
 // sorted, with no lock held against registrations.
 func TestTopicLists100k(t *testing.T) {
+	t.Parallel()
 	const n = 100_000
 	tb, _ := newTable(Options{})
 	names := make([]string, 0, n)

@@ -1,3 +1,5 @@
+//go:build e2e
+
 // soak_test.go drives the route table at scale (up to 300 brokers x 10k
 // topics) on a fake clock with concurrent writers and lock-free readers, and
 // checks it after every step against a plain model of what it must hold.

@@ -39,6 +39,7 @@ func checkStatus(t *testing.T, tb *Table, want string) {
 }
 
 func TestBrokerStatusEmpty(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	if got := tb.BrokerStatus(); len(got) != 0 {
 		t.Fatalf("empty table: got %v", got)
@@ -46,6 +47,7 @@ func TestBrokerStatusEmpty(t *testing.T) {
 }
 
 func TestBrokerStatus(t *testing.T) {
+	t.Parallel()
 	tb, clk := newTable(Options{})
 
 	r := reg("b", "b0", 0, 1, tc("T", 4, 6), tc("U", 4, 6))
@@ -93,6 +95,7 @@ func TestBrokerStatus(t *testing.T) {
 }
 
 func TestBrokerStatusActingMaster(t *testing.T) {
+	t.Parallel()
 	f := func(support bool, want string) {
 		t.Helper()
 		tb, _ := newTable(Options{SupportActingMaster: support})
@@ -115,6 +118,7 @@ func TestBrokerStatusActingMaster(t *testing.T) {
 // another cluster files its live entry there, and the snapshot still finds
 // it.
 func TestBrokerStatusLiveUnderOtherCluster(t *testing.T) {
+	t.Parallel()
 	tb, clk := newTable(Options{})
 	mustRegister(t, tb, reg("a", "a0", 0, 1, tc("T", 4, 6), tc("U", 4, 6)))
 	clk.ms += 3000
@@ -128,6 +132,7 @@ func TestBrokerStatusLiveUnderOtherCluster(t *testing.T) {
 
 // The snapshot is a copy: changing it leaves the table alone.
 func TestBrokerStatusIsCopy(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	mustRegister(t, tb, reg("a", "a0", 0, 1, tc("T", 4, 6), tc("U", 4, 6)))
 	ss := tb.BrokerStatus()

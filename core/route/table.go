@@ -60,6 +60,10 @@ var ErrTakeover = errors.New("broker registered with other credentials")
 // Options.MaxTopics.
 var ErrTooManyTopics = errors.New("registration would take the NameServer past its topic limit")
 
+// ErrTopicQuota refuses a registration whose new topics would take its
+// source past Options.MaxTopicsPerSource.
+var ErrTopicQuota = errors.New("registration would take its source past its topic quota")
+
 // ErrNegativeBrokerID rejects a registration with a brokerId below 0. Java
 // takes it, but brokers only send 0 (master) or a slave's id from 1, and a
 // negative id breaks the rule that the smallest id tells whether a group
@@ -93,18 +97,20 @@ type Options struct {
 	// (0: no bound): a registration that would add topics beyond it is
 	// refused with ErrTooManyTopics before anything changes.
 	MaxTopics int
-	// Hook, when set, is called with the name of each point between the
-	// steps of a writer, under the writers' lock. Production leaves it nil;
-	// tests panic from it to prove that a writer failing part-way leaves
-	// every table as it was.
-	Hook func(point string)
+	// MaxTopicsPerSource bounds the topics one source (Registration.Source)
+	// may bring into the table (0: no bound), so that one peer cannot take
+	// all of MaxTopics: a registration that would make its source the
+	// creator of more is refused with ErrTopicQuota before anything
+	// changes. A topic counts for the source whose registration created it
+	// until it leaves the table; topics the table already holds cost
+	// nothing. Registrations without a Source are not counted.
+	MaxTopicsPerSource int
 }
 
 // Table is the NameServer's route state. Create it with New.
 type Table struct {
 	opts   Options
 	now    func() int64
-	hook   func(point string)
 	topics *shard.Table[*topicEntry]
 	view   atomic.Pointer[brokerView]
 
@@ -115,6 +121,14 @@ type Table struct {
 	deleteWithReg atomic.Bool
 	// cachedBytes sums the cached route bodies (metrics.go).
 	cachedBytes atomic.Int64
+	// gen counts the commits that changed something (Generation: the
+	// snapshot writer's test of change). listGen counts those that stored
+	// topic entries or a broker view, and lists holds the topic lists
+	// encoded for one listGen (lists.go): a re-registration that changes
+	// only liveness keeps the lists.
+	gen     atomic.Uint64
+	listGen atomic.Uint64
+	lists   atomic.Pointer[topicLists]
 
 	mu           sync.Mutex
 	groups       map[string]*brokerGroup        // brokerName -> group
@@ -124,8 +138,6 @@ type Table struct {
 	brokerTopics map[string]map[string]struct{} // brokerName -> topics holding its queue data
 	conns        map[ConnID]map[addrKey]struct{}
 	expiry       expiryHeap
-	// j records what the running writer changes (journal.go).
-	j journal
 
 	// mappings is Java's topicQueueMappingInfoTable: topic -> bname ->
 	// TopicQueueMappingInfo, for static topics only. Like Java's it is
@@ -134,6 +146,11 @@ type Table struct {
 	// gets its mappings back. Inner maps are shared with topic entries and
 	// replaced, never modified.
 	mappings map[string]map[string][]byte
+
+	// sourceTopics counts the topics in the table by the Registration.Source
+	// that created them (Options.MaxTopicsPerSource); kept by commit from
+	// the entries it stores and deletes, "" not counted.
+	sourceTopics map[string]int
 }
 
 // New returns an empty table. now returns the current time in unix
@@ -148,7 +165,6 @@ func New(opts Options, now func() int64) *Table {
 	t := &Table{
 		opts:         opts,
 		now:          now,
-		hook:         opts.Hook,
 		topics:       shard.New[*topicEntry](opts.Shards),
 		groups:       map[string]*brokerGroup{},
 		clusters:     map[string]map[string]struct{}{},
@@ -157,18 +173,12 @@ func New(opts Options, now func() int64) *Table {
 		brokerTopics: map[string]map[string]struct{}{},
 		mappings:     map[string]map[string][]byte{},
 		conns:        map[ConnID]map[addrKey]struct{}{},
+		sourceTopics: map[string]int{},
 	}
 	t.view.Store(&brokerView{groups: map[string]*groupView{}, clusters: map[string][]string{}})
 	t.actingMaster.Store(opts.SupportActingMaster)
 	t.deleteWithReg.Store(opts.DeleteTopicWithBrokerRegistration)
 	return t
-}
-
-// at marks a point between two steps of a writer (Options.Hook).
-func (t *Table) at(point string) {
-	if t.hook != nil {
-		t.hook(point)
-	}
 }
 
 // SetSupportActingMaster switches the acting-master route rewrite. Routes

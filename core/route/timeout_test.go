@@ -11,6 +11,7 @@ import (
 // heartbeatTimeoutMillis near 2^63 overflowed lastUpdate+timeout, so the
 // broker expired at the next scan while connected and heartbeating.
 func TestHugeHeartbeatTimeoutDoesNotExpireAtOnce(t *testing.T) {
+	t.Parallel()
 	for _, timeout := range []int64{math.MaxInt64, math.MaxInt64 - 5, 1 << 62} {
 		tb, clk := newTable(Options{})
 		r := reg("a", "a0:1", 0, 1, tc("T", 4, 6), tc("U", 4, 6))
@@ -29,6 +30,7 @@ func TestHugeHeartbeatTimeoutDoesNotExpireAtOnce(t *testing.T) {
 }
 
 func TestHeartbeatTimeoutCap(t *testing.T) {
+	t.Parallel()
 	f := func(opts Options, sent, want int64) {
 		t.Helper()
 		tb, _ := newTable(opts)
@@ -48,6 +50,7 @@ func TestHeartbeatTimeoutCap(t *testing.T) {
 }
 
 func TestDeadlineSaturates(t *testing.T) {
+	t.Parallel()
 	f := func(last, timeout, want int64) {
 		t.Helper()
 		li := &liveInfo{lastUpdate: last, timeout: timeout}

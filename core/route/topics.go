@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 
 	"github.com/rocketns/rocketns/codec/body"
-	"github.com/rocketns/rocketns/shard"
 )
 
 // topicEntry is one topic's queue data. It is immutable once stored in the
@@ -20,6 +19,7 @@ type topicEntry struct {
 	topic   string                        // the table key, owned (cloned) by the table
 	queues  []body.QueueData              // sorted by BrokerName, one per broker group
 	mapping map[string][]byte             // Table.mappings[topic], shared; nil when none
+	source  string                        // the Registration.Source that created it (Table.sourceTopics)
 	bodies  [4]atomic.Pointer[cachedBody] // by bodySlot
 	// ordered caches the body decorated with an orderTopicConf, keyed by
 	// that conf, by bodySlot (see RouteBodyOrdered).
@@ -63,7 +63,7 @@ func (e *topicEntry) queueOf(brokerName string) (int, bool) {
 
 // withQueue returns a new entry whose queue for q.BrokerName is q.
 func (e *topicEntry) withQueue(q body.QueueData) *topicEntry {
-	n := &topicEntry{topic: e.topic, mapping: e.mapping}
+	n := &topicEntry{topic: e.topic, mapping: e.mapping, source: e.source}
 	i, ok := e.queueOf(q.BrokerName)
 	if ok {
 		n.queues = slices.Clone(e.queues)
@@ -77,7 +77,7 @@ func (e *topicEntry) withQueue(q body.QueueData) *topicEntry {
 
 // refreshed returns a copy of e with empty body caches.
 func (e *topicEntry) refreshed() *topicEntry {
-	return &topicEntry{topic: e.topic, queues: e.queues, mapping: e.mapping}
+	return &topicEntry{topic: e.topic, queues: e.queues, mapping: e.mapping, source: e.source}
 }
 
 // assemble builds topic's route from e and v. With deep it copies everything
@@ -374,38 +374,14 @@ func (t *Table) UnitTopicList(kind UnitKind) []string {
 	return out
 }
 
-// topicUpdate is one pending change to a topic, computed under mu.
+// topicUpdate is one staged change to a topic.
 type topicUpdate struct {
 	key string      // owned by the table
 	nv  *topicEntry // nil deletes the topic
 }
 
-// applyTopics stores updates in one batch. Called under mu.
-func (t *Table) applyTopics(ups []topicUpdate) {
-	if len(ups) == 0 {
-		return
-	}
-	keys := make([]string, len(ups))
-	for i := range ups {
-		keys[i] = ups[i].key
-	}
-	t.growTopics(len(keys))
-	t.topics.UpdateMany(keys, func(i int, key string, old *topicEntry, ok bool) (*topicEntry, shard.Action) {
-		t.saveTopic(key, old, ok)
-		if ok && old != ups[i].nv {
-			t.cacheDropped(old)
-		}
-		if ups[i].nv == nil {
-			return nil, shard.Delete
-		}
-		return ups[i].nv, shard.Store
-	})
-	t.at("topics: applied")
-}
-
-// indexAdd and indexDel maintain brokerTopics. Called under mu.
+// indexAdd and indexDel maintain brokerTopics. Called under mu, by commit.
 func (t *Table) indexAdd(brokerName, topic string) {
-	t.saveIndex(brokerName, topic)
 	set := t.brokerTopics[brokerName]
 	if set == nil {
 		set = map[string]struct{}{}
@@ -415,7 +391,6 @@ func (t *Table) indexAdd(brokerName, topic string) {
 }
 
 func (t *Table) indexDel(brokerName, topic string) {
-	t.saveIndex(brokerName, topic)
 	if set := t.brokerTopics[brokerName]; set != nil {
 		delete(set, topic)
 		if len(set) == 0 {
@@ -424,53 +399,89 @@ func (t *Table) indexDel(brokerName, topic string) {
 	}
 }
 
-// rewriteBrokerQueues applies fn to the queue of brokerName in each of its
-// topics and republishes every one of them (also those fn leaves alone, when
-// refreshAll: their broker group changed, so their cached bodies are stale).
-// fn returns the new queue and keep=false to drop it. It returns how many
-// queues fn changed or dropped. Called under mu.
-func (t *Table) rewriteBrokerQueues(brokerName string, refreshAll bool, fn func(q body.QueueData) (nq body.QueueData, keep bool)) int {
-	set := t.brokerTopics[brokerName]
-	if len(set) == 0 {
-		return 0
+// queueRule is what rewriteQueues does to a broker group's queue in each of
+// its topics.
+type queueRule struct {
+	name    string
+	drop    bool              // remove the queue
+	perm    func(int32) int32 // the new permission; nil keeps it
+	refresh bool              // republish unchanged topics too: the group's view changed
+}
+
+// rewriteQueues stages, for every topic holding a queue of a group in
+// rules, one new entry with each such queue rewritten by its group's rule,
+// and returns how many queues it visited.
+func (w *write) rewriteQueues(rules []queueRule) int {
+	byName := make(map[string]*queueRule, len(rules))
+	for i := range rules {
+		byName[rules[i].name] = &rules[i]
 	}
-	ups := make([]topicUpdate, 0, len(set))
-	var dropped []string
-	n := 0
-	for topic := range set {
-		e, ok := t.topics.Load(topic)
-		if !ok {
-			continue
+	var seen map[string]struct{} // a topic of two groups is rewritten once
+	visited := 0
+	for _, r := range rules {
+		for topic := range w.t.brokerTopics[r.name] {
+			if len(rules) > 1 {
+				if _, ok := seen[topic]; ok {
+					continue
+				}
+				put(&seen, topic, struct{}{})
+			}
+			e, ok := w.t.topics.Load(topic)
+			if !ok {
+				continue
+			}
+			ne, n := e.rewritten(byName)
+			visited += n
+			if ne != e {
+				w.topics = append(w.topics, topicUpdate{e.topic, ne})
+			}
 		}
-		i, ok := e.queueOf(brokerName)
-		if !ok {
-			if refreshAll {
-				ups = append(ups, topicUpdate{topic, e.refreshed()})
+	}
+	return visited
+}
+
+// rewritten applies rules to e's queues. It returns e itself when no rule
+// changes a queue or asks for a refresh, nil when every queue went, and how
+// many queues a rule applied to.
+func (e *topicEntry) rewritten(rules map[string]*queueRule) (*topicEntry, int) {
+	var kept []body.QueueData // nil until a queue changes
+	changed, refresh, n := false, false, 0
+	for i, q := range e.queues {
+		r := rules[q.BrokerName]
+		if r == nil {
+			if changed {
+				kept = append(kept, q)
 			}
 			continue
 		}
-		nq, keep := fn(e.queues[i])
-		switch {
-		case !keep:
-			n++
-			dropped = append(dropped, topic)
-			ups = append(ups, topicUpdate{topic, e.without(i)})
-		case nq != e.queues[i]:
-			n++
-			ne := e.refreshed()
-			ne.queues = slices.Clone(e.queues)
-			ne.queues[i] = nq
-			ups = append(ups, topicUpdate{topic, ne})
-		case refreshAll:
-			ups = append(ups, topicUpdate{topic, e.refreshed()})
+		n++
+		refresh = refresh || r.refresh
+		nq := q
+		if r.perm != nil {
+			nq.Perm = r.perm(q.Perm)
+		}
+		if !changed && !r.drop && nq == q {
+			continue
+		}
+		if !changed {
+			changed = true
+			kept = append(make([]body.QueueData, 0, len(e.queues)), e.queues[:i]...)
+		}
+		if !r.drop {
+			kept = append(kept, nq)
 		}
 	}
-	t.applyTopics(ups)
-	for _, topic := range dropped {
-		t.indexDel(brokerName, topic)
+	switch {
+	case changed && len(kept) == 0:
+		return nil, n
+	case changed:
+		ne := e.refreshed()
+		ne.queues = kept
+		return ne, n
+	case refresh:
+		return e.refreshed(), n
 	}
-	t.at("queues: rewritten")
-	return n
+	return e, n
 }
 
 // without returns e minus queue i, or nil when that was the last queue.
@@ -487,28 +498,29 @@ func (e *topicEntry) without(i int) *topicEntry {
 // (WIPE_WRITE_PERM_OF_BROKER) and returns how many topics hold a queue of
 // that broker, as Java counts them.
 func (t *Table) WipeWritePerm(brokerName string) int {
-	return t.setPerm(brokerName, func(p int32) int32 { return p &^ PermWrite })
+	return t.setPerm(brokerName, clearWrite)
 }
 
 // AddWritePerm sets brokerName's queues to exactly read|write in every topic
 // (ADD_WRITE_PERM_OF_BROKER; Java drops the other bits too) and returns how
 // many topics hold a queue of that broker.
 func (t *Table) AddWritePerm(brokerName string) int {
-	return t.setPerm(brokerName, func(int32) int32 { return PermRead | PermWrite })
+	return t.setPerm(brokerName, readWrite)
 }
+
+func readWrite(int32) int32 { return PermRead | PermWrite }
 
 func (t *Table) setPerm(brokerName string, perm func(int32) int32) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.begin()
-	defer t.settle()
-	count := 0
-	t.rewriteBrokerQueues(brokerName, false, func(q body.QueueData) (body.QueueData, bool) {
-		count++ // every topic holding a queue of the broker, changed or not
-		q.Perm = perm(q.Perm)
-		return q, true
-	})
-	return count
+	w := write{t: t}
+	n := w.setPerm(brokerName, perm)
+	w.commit()
+	return n
+}
+
+func (w *write) setPerm(brokerName string, perm func(int32) int32) int {
+	return w.rewriteQueues([]queueRule{{name: brokerName, perm: perm}})
 }
 
 // DeleteTopic removes topic (DELETE_TOPIC_IN_NAMESRV): only its queues on
@@ -519,20 +531,22 @@ func (t *Table) setPerm(brokerName string, perm func(int32) int32) int {
 func (t *Table) DeleteTopic(topic, cluster string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.begin()
-	defer t.settle()
-	e, ok := t.topics.Load(topic)
+	w := write{t: t}
+	w.deleteTopic(topic, cluster)
+	w.commit()
+}
+
+func (w *write) deleteTopic(topic, cluster string) {
+	e, ok := w.t.topics.Load(topic)
 	if !ok {
 		return
 	}
-	ne := e
-	if cluster == "" {
-		ne = nil
-	} else {
-		for name := range t.clusters[cluster] {
+	var ne *topicEntry // nil: gone everywhere
+	if cluster != "" {
+		ne = e
+		for name := range w.cluster(cluster) {
 			if i, ok := ne.queueOf(name); ok {
-				ne = ne.without(i)
-				if ne == nil {
+				if ne = ne.without(i); ne == nil {
 					break
 				}
 			}
@@ -541,15 +555,7 @@ func (t *Table) DeleteTopic(topic, cluster string) {
 			return
 		}
 	}
-	for _, q := range e.queues {
-		if ne == nil {
-			t.indexDel(q.BrokerName, e.topic)
-		} else if _, ok := ne.queueOf(q.BrokerName); !ok {
-			t.indexDel(q.BrokerName, e.topic)
-		}
-	}
-	t.at("delete topic: index")
-	t.applyTopics([]topicUpdate{{e.topic, ne}})
+	w.topics = append(w.topics, topicUpdate{e.topic, ne})
 }
 
 // RegisterTopic stores queue data sent by a broker for one topic
@@ -557,36 +563,39 @@ func (t *Table) DeleteTopic(topic, cluster string) {
 // broker group is unknown: a new topic is then not created at all, an
 // existing one keeps the entries put before the bad one.
 func (t *Table) RegisterTopic(topic string, queues []body.QueueData) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	w := write{t: t}
+	w.registerTopic(topic, queues)
+	w.commit()
+}
+
+func (w *write) registerTopic(topic string, queues []body.QueueData) {
 	if len(queues) == 0 {
 		return
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.begin()
-	defer t.settle()
-	e, exists := t.topics.Load(topic)
+	e, exists := w.t.topics.Load(topic)
 	if !exists {
 		for _, q := range queues {
-			if t.groups[q.BrokerName] == nil {
+			if w.group(q.BrokerName) == nil {
 				return
 			}
 		}
-		e = &topicEntry{topic: strings.Clone(topic), mapping: t.mappings[topic]}
+		e = &topicEntry{topic: strings.Clone(topic), mapping: w.mapping(topic)}
 	}
 	ne := e
 	for _, q := range queues {
-		if t.groups[q.BrokerName] == nil {
+		g := w.group(q.BrokerName)
+		if g == nil {
 			break
 		}
 		if i, ok := ne.queueOf(q.BrokerName); ok && ne.queues[i] == q {
 			continue
 		}
-		q.BrokerName = t.groups[q.BrokerName].name
+		q.BrokerName = g.name
 		ne = ne.withQueue(q)
-		t.indexAdd(q.BrokerName, ne.topic)
-		t.at("register topic: queue")
 	}
 	if ne != e {
-		t.applyTopics([]topicUpdate{{ne.topic, ne}})
+		w.topics = append(w.topics, topicUpdate{ne.topic, ne})
 	}
 }

@@ -214,6 +214,7 @@ func compareRoute(t *testing.T, tb *Table, where string, req *vecHeader, got []b
 }
 
 func TestVectorsTBW102AfterBrokerRegistrations(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	replayUntil(t, tb, "broker-a-slave-register-startup.jsonl")
 	frames, err := codectest.Load(filepath.Join(codectest.Dir(), "mqadmin-topicRoute-existing-TBW102.jsonl"))
@@ -257,6 +258,7 @@ func TestVectorsTBW102AfterBrokerRegistrations(t *testing.T) {
 // exactly READ|WRITE = 6, which is what AddWritePerm does; something the
 // recording does not show re-registered broker-a in between.
 func TestVectorsReplay(t *testing.T) {
+	t.Parallel()
 	tb, _ := newTable(Options{})
 	n := replayUntil(t, tb, "mqadmin-wipeWritePerm-broker-a-then-topicRoute.jsonl")
 	if n < 25 {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/core/adminhttp"
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 )
 
 func openFDs(t *testing.T) int {
@@ -37,12 +38,12 @@ func TestAdminFloodLeavesRemotingServing(t *testing.T) {
 	const crowd = 4 * adminhttp.DefaultMaxConns
 	conns := make([]net.Conn, 0, crowd)
 	for range crowd {
-		c, err := net.DialTimeout("tcp", s.AdminAddr(), 2*time.Second)
+		c, err := net.DialTimeout("tcp", s.AdminAddr(), remotingtest.Hang)
 		if err != nil {
 			t.Fatalf("dial admin: %v", err)
 		}
 		defer c.Close()
-		c.SetDeadline(time.Now().Add(10 * time.Second))
+		c.SetDeadline(time.Now().Add(remotingtest.Hang))
 		if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: admin\r\n\r\n"); err != nil {
 			t.Fatal(err)
 		}
@@ -59,7 +60,7 @@ func TestAdminFloodLeavesRemotingServing(t *testing.T) {
 	closed := make([]bool, crowd)
 	n := 0
 	buf := make([]byte, 1)
-	for end := time.Now().Add(20 * time.Second); n < crowd-adminhttp.DefaultMaxConns; {
+	for end := time.Now().Add(remotingtest.Hang); n < crowd-adminhttp.DefaultMaxConns; {
 		if time.Now().After(end) {
 			t.Fatalf("%d of %d idle admin connections closed: the admin listener holds more than %d", n, crowd, adminhttp.DefaultMaxConns)
 		}

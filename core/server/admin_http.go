@@ -21,7 +21,9 @@ import (
 func (s *Server) newAdminHTTP() *adminhttp.Server {
 	a := adminhttp.New(adminhttp.Options{Addr: s.cfg.AdminListen, Log: s.log})
 	a.Register(s.collectors()...)
+	a.Register(s.warmCollector())
 	a.Ready("namesrv", s.ready)
+	a.Note(func() string { return "start: " + s.warm.start.String() })
 	a.Handle("GET /rocketmq/nsaddr", http.HandlerFunc(s.serveNsaddr))
 	hist := status.NewHistory(0, 0, s.historyCounts, time.Now)
 	a.Run(hist.Run)
@@ -40,7 +42,7 @@ const ControllerStatusPath = "/controller"
 
 // statusInfo is what the status page says of the process.
 func (s *Server) statusInfo() status.Info {
-	in := status.Info{Version: buildinfo.Version(), Listen: s.Addr(), Ready: s.ready()}
+	in := status.Info{Version: buildinfo.Version(), Listen: s.Addr(), Ready: s.ready(), Start: s.warm.start.String()}
 	if s.listening.Load() {
 		in.Started = s.started
 	}

@@ -17,12 +17,14 @@ import (
 
 // The attack: three 6 MiB values into ORDER_TOPIC_CONFIG, which every
 // registration reply carries, made those replies 18.9 MB. With the default
-// limits each is refused and the reply stays small.
+// limits each is refused and the reply stays small. Any value over the
+// default kvMaxValueBytes meets the same refusal: these are four times it,
+// which a stored value would show in the reply as well as 6 MiB would.
 func TestLargeKVValuesRefusedByDefault(t *testing.T) {
 	cfg := testConfig(t)
 	s, _ := startServer(t, cfg)
 	w := dialWire(t, s.Addr())
-	big := strings.Repeat("broker-a:8;", (6<<20)/11)
+	big := strings.Repeat("broker-a:8;", (4*cfg.KVMaxValueBytes)/11)
 	for i := int32(0); i < 3; i++ {
 		resp := w.Call(request(codec.PutKVConfig, 1+i, "namespace", "ORDER_TOPIC_CONFIG", "key", "T"+string('0'+rune(i)), "value", big))
 		if resp.Code != codec.SystemError || !strings.Contains(resp.Remark, "exceeds kvMaxValueBytes (65536)") {

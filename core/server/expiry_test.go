@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rocketns/rocketns/codec"
+	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 	"github.com/rocketns/rocketns/core/route"
 )
@@ -20,7 +21,12 @@ import (
 // periodic expiry scan (the test scans), and hooks set by setup.
 func startClocked(t *testing.T, now func() int64, setup func(*Server)) (*Server, *remotingtest.Logs) {
 	t.Helper()
-	cfg := testConfig(t)
+	return startClockedWith(t, testConfig(t), now, setup)
+}
+
+// startClockedWith is startClocked with cfg.
+func startClockedWith(t *testing.T, cfg *config.Config, now func() int64, setup func(*Server)) (*Server, *remotingtest.Logs) {
+	t.Helper()
 	cfg.ScanNotActiveBrokerInterval = 3_600_000
 	logs := &remotingtest.Logs{}
 	s, err := New(cfg, logs.Logger(), WithClock(now))
@@ -34,7 +40,7 @@ func startClocked(t *testing.T, now func() int64, setup func(*Server)) (*Server,
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), remotingtest.Hang)
 		defer cancel()
 		if err := s.Shutdown(ctx); err != nil {
 			t.Errorf("shutdown: %v", err)
@@ -77,7 +83,7 @@ func TestExpiredBrokerConnectionIsClosed(t *testing.T) {
 	}
 	select {
 	case <-closed:
-	case <-time.After(5 * time.Second):
+	case <-time.After(remotingtest.Hang):
 		t.Fatal("the server never saw the connection close")
 	}
 	if !strings.Contains(logs.String(), "closing an expired broker's connection") {

@@ -6,6 +6,7 @@ package server
 import (
 	"errors"
 	"hash/crc32"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -71,6 +72,15 @@ func (s *Server) handleRoute(c *remoting.Conn, req, resp *codec.Command) error {
 	}
 	resp.Body = b
 	return nil
+}
+
+// peerHost is the host of a connection's peer address, the source a
+// registration's topics count against (maxTopicsPerSource).
+func peerHost(peer string) string {
+	if host, _, err := net.SplitHostPort(peer); err == nil {
+		return host
+	}
+	return peer
 }
 
 func topicNotExist(topic string) error {
@@ -182,8 +192,12 @@ func (s *Server) handleRegister(c *remoting.Conn, req, resp *codec.Command, g au
 	rb, err := body.DecodeRegisterBrokerBounded(req.Body, compressed, req.Version, s.maxFrame(), s.cfg.MaxTopicsPerBroker)
 	var many *body.TooManyTopicsError
 	if errors.As(err, &many) {
+		s.metrics.registrationRefused(refusedMaxTopicsPerBroker)
 		s.log.Warn("registration refused: too many topics", "peer", c.Peer(), "broker", h.name, "addr", h.addr,
 			"topics", many.Count, "limit", many.Max, "setting", "maxTopicsPerBroker")
+		// The broker is alive and keeps what it holds (route.Table.KeepAlive).
+		s.routes.KeepAlive(&route.Registration{Cluster: h.cluster, BrokerAddr: h.addr, BrokerName: h.name, BrokerID: h.id,
+			Owner: g.AccessKey, Override: g.Owns(h.name)})
 		return refuse(codec.SystemError, "register broker refused: "+err.Error()+" (maxTopicsPerBroker)")
 	}
 	if err != nil {
@@ -204,6 +218,7 @@ func (s *Server) handleRegister(c *remoting.Conn, req, resp *codec.Command, g au
 		Conn:                   route.ConnID(c.ID()),
 		Owner:                  g.AccessKey,
 		Override:               g.Owns(h.name),
+		Source:                 peerHost(c.Peer()),
 	})
 	if errors.Is(err, route.ErrFirstSingleTopic) {
 		return refuse(codec.SystemError, "register broker failed")
@@ -214,7 +229,15 @@ func (s *Server) handleRegister(c *remoting.Conn, req, resp *codec.Command, g au
 			Detail: echoed(h.name) + " id " + strconv.FormatInt(h.id, 10)})
 		return nil
 	}
+	if errors.Is(err, route.ErrTopicQuota) {
+		s.metrics.registrationRefused(refusedTopicQuota)
+		s.log.Warn("registration refused: its host brought as many topics as one host may", "peer", c.Peer(), "broker", h.name,
+			"addr", h.addr, "topics", len(rb.Topics), "limit", s.cfg.MaxTopicsPerSource, "setting", "maxTopicsPerSource", "err", err)
+		return refuse(codec.SystemError, "register broker refused: the registrations from "+peerHost(c.Peer())+" may bring at most "+
+			strconv.Itoa(s.cfg.MaxTopicsPerSource)+" topics (maxTopicsPerSource)")
+	}
 	if errors.Is(err, route.ErrTooManyTopics) {
+		s.metrics.registrationRefused(refusedMaxTopics)
 		s.log.Warn("registration refused: the route table is at its topic limit", "peer", c.Peer(), "broker", h.name,
 			"addr", h.addr, "topics", len(rb.Topics), "limit", s.cfg.MaxTopics, "setting", "maxTopics")
 		return refuse(codec.SystemError, "register broker refused: the NameServer holds at most "+strconv.Itoa(s.cfg.MaxTopics)+" topics (maxTopics)")

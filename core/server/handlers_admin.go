@@ -43,19 +43,17 @@ func (s *Server) handleAddWritePerm(c *remoting.Conn, req, resp *codec.Command) 
 	return nil
 }
 
-// writeTopicList answers a TopicList body from a pooled buffer, or refuses
-// a list whose frame would pass the frame limit: the peer (a Java client
-// with the same frameMaxLength) would refuse the frame and close the
+// writeTopicList answers a TopicList body the route table encoded once for
+// its current state and shares between answers, as route bodies are, or
+// refuses a list whose frame would pass the frame limit: the peer (a Java
+// client with the same frameMaxLength) would refuse the frame and close the
 // connection, an answer it cannot read.
-func (s *Server) writeTopicList(c *remoting.Conn, resp *codec.Command, topics []string, brokerAddr string) error {
-	buf := c.Buffer()
-	buf.B = body.AppendTopicList(buf.B[:0], topics, brokerAddr)
-	if n := len(buf.B); n > s.maxFrame()-topicListHeadroom {
-		buf.B = buf.B[:0]
+func (s *Server) writeTopicList(resp *codec.Command, l *route.EncodedList) error {
+	if n := len(l.Body); n > s.maxFrame()-topicListHeadroom {
 		return refuse(codec.SystemError, fmt.Sprintf("the topic list (%d topics, %d bytes) does not fit a %d-byte frame (frameMaxLength): "+
-			"ask for it in pages (rocketns client, nsadmin topicList) or by cluster", len(topics), n, s.maxFrame()))
+			"ask for it in pages (rocketns client, nsadmin topicList) or by cluster", l.Topics, n, s.maxFrame()))
 	}
-	resp.Body = buf.B
+	resp.Body = l.Body
 	return nil
 }
 
@@ -87,7 +85,7 @@ func (s *Server) handleAllTopicList(c *remoting.Conn, req, resp *codec.Command) 
 		return err
 	}
 	if !paged {
-		return s.writeTopicList(c, resp, s.routes.TopicList(), "")
+		return s.writeTopicList(resp, s.routes.TopicListBody())
 	}
 	if size <= 0 {
 		return refuse(codec.SystemError, pageSizeKey+" must be positive")
@@ -122,12 +120,11 @@ func (s *Server) handleTopicsByCluster(c *remoting.Conn, req, resp *codec.Comman
 		return refuseDisabled()
 	}
 	cluster, _ := req.ExtValue("cluster")
-	return s.writeTopicList(c, resp, s.routes.TopicsByCluster(cluster), "")
+	return s.writeTopicList(resp, s.routes.TopicsByClusterBody(cluster))
 }
 
 func (s *Server) handleSystemTopicList(c *remoting.Conn, req, resp *codec.Command) error {
-	topics, addr := s.routes.SystemTopicList()
-	return s.writeTopicList(c, resp, topics, addr)
+	return s.writeTopicList(resp, s.routes.SystemTopicListBody())
 }
 
 func (s *Server) unitTopicHandler(kind route.UnitKind) remoting.Handler {
@@ -135,7 +132,7 @@ func (s *Server) unitTopicHandler(kind route.UnitKind) remoting.Handler {
 		if !s.conf().EnableTopicList {
 			return refuseDisabled()
 		}
-		return s.writeTopicList(c, resp, s.routes.UnitTopicList(kind), "")
+		return s.writeTopicList(resp, s.routes.UnitTopicListBody(kind))
 	}
 }
 

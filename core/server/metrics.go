@@ -59,6 +59,7 @@ type serverMetrics struct {
 	regs        []metrics.Counter // changed, unchanged
 	evictions   []metrics.Counter // by evictionReasons
 	authRefused []metrics.Counter // by authReasons
+	regRefused  []metrics.Counter // by refusedReasons
 
 	// summary is the state of the per-minute log line.
 	summary struct {
@@ -90,6 +91,8 @@ func newServerMetrics(codes []requestCode) (*serverMetrics, error) {
 		"result", "changed", "unchanged")
 	m.evictions = m.events.Family(metricsPrefix+"broker_removals_total",
 		"Brokers removed from the tables, by reason.", "reason", evictionReasons[:]...)
+	m.regRefused = m.events.Family(metricsPrefix+"registrations_refused_total",
+		"REGISTER_BROKER refused for its topics, by the setting that refused it.", "reason", refusedReasons[:]...)
 	names := make([]string, len(authReasons))
 	for i, r := range authReasons {
 		names[i] = r.name
@@ -110,6 +113,18 @@ func (m *serverMetrics) registration(changed bool) {
 		m.regs[1].Inc()
 	}
 }
+
+// The topic settings a registration may be refused by, as
+// registrations_refused_total labels them.
+const (
+	refusedMaxTopicsPerBroker = iota
+	refusedMaxTopics
+	refusedTopicQuota
+)
+
+var refusedReasons = [...]string{"max_topics_per_broker", "max_topics", "topic_quota"}
+
+func (m *serverMetrics) registrationRefused(reason int) { m.regRefused[reason].Inc() }
 
 func (m *serverMetrics) eviction(reason string) {
 	for i, r := range evictionReasons {

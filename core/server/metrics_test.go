@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/rocketns/rocketns/codec"
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 	"github.com/rocketns/rocketns/core/route"
 	"github.com/rocketns/rocketns/pprof"
 )
@@ -59,7 +60,7 @@ func parseMetrics(t *testing.T, text string) map[string]float64 {
 
 func httpGet(t *testing.T, url string) (int, string) {
 	t.Helper()
-	c := &http.Client{Timeout: 5 * time.Second}
+	c := &http.Client{Timeout: remotingtest.Hang}
 	resp, err := c.Get(url)
 	if err != nil {
 		t.Fatalf("GET %s: %v", url, err)
@@ -87,7 +88,7 @@ func TestMetricsCountTraffic(t *testing.T) {
 		t.Helper()
 		select {
 		case <-closed:
-		case <-time.After(10 * time.Second):
+		case <-time.After(remotingtest.Hang):
 			t.Fatalf("%s: connection close not handled", what)
 		}
 	}
@@ -320,7 +321,7 @@ func TestReadyzDuringShutdown(t *testing.T) {
 		t.Fatalf("readyz after Start: %d %q", code, body)
 	}
 	addr := s.AdminAddr()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), remotingtest.Hang)
 	defer cancel()
 	if err := s.Shutdown(ctx); err != nil {
 		t.Fatal(err)

@@ -30,7 +30,12 @@ type notifier struct {
 	once   sync.Once
 	slots  chan struct{}
 	opaque atomic.Int32
-	wg     sync.WaitGroup
+	// inflight counts the senders running, under mu; idle is signalled when
+	// it drops to zero. Not a WaitGroup: a request may start a sender while
+	// wait runs, which a WaitGroup forbids (Add at zero concurrent with Wait).
+	mu       sync.Mutex
+	inflight int
+	idle     sync.Cond
 	// dial is net.DialTimeout unless a test replaces it.
 	dial func(network, addr string, timeout time.Duration) (net.Conn, error)
 }
@@ -38,14 +43,37 @@ type notifier struct {
 func (n *notifier) init() {
 	n.once.Do(func() {
 		n.slots = make(chan struct{}, maxNotifySenders)
+		n.idle.L = &n.mu
 		if n.dial == nil {
 			n.dial = net.DialTimeout
 		}
 	})
 }
 
-// wait blocks until every notification started so far is sent or failed.
-func (n *notifier) wait() { n.wg.Wait() }
+// wait blocks until no notification is being sent.
+func (n *notifier) wait() {
+	n.init()
+	n.mu.Lock()
+	for n.inflight > 0 {
+		n.idle.Wait()
+	}
+	n.mu.Unlock()
+}
+
+func (n *notifier) started() {
+	n.mu.Lock()
+	n.inflight++
+	n.mu.Unlock()
+}
+
+func (n *notifier) done() {
+	n.mu.Lock()
+	n.inflight--
+	if n.inflight == 0 {
+		n.idle.Broadcast()
+	}
+	n.mu.Unlock()
+}
 
 // minIDChangeCommand is the oneway 905 request; brokerName is never set,
 // like Java's.
@@ -91,9 +119,9 @@ func (s *Server) notifyMinBrokerID(ch *route.MinBrokerIDChange) {
 		s.log.Warn("min broker id change not sent", "broker", echoed(ch.BrokerName), "err", err)
 		return
 	}
-	n.wg.Add(1)
+	n.started()
 	go func() {
-		defer n.wg.Done()
+		defer n.done()
 		defer func() { <-n.slots }()
 		for _, addr := range ch.Targets {
 			if err := sendOneway(n.dial, addr, frame); err != nil {

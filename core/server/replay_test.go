@@ -22,6 +22,7 @@ import (
 	"github.com/rocketns/rocketns/codec/codectest"
 	"github.com/rocketns/rocketns/codec/properties"
 	"github.com/rocketns/rocketns/core/client"
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 	"github.com/rocketns/rocketns/core/server/servertest"
 )
 
@@ -50,8 +51,9 @@ var fiveXAnswers = map[int32]struct {
 }
 
 // awaitTimeout bounds the wait for one reply; a healthy server answers in
-// microseconds, so reaching it means the reply is missing.
-const awaitTimeout = 5 * time.Second
+// microseconds, so reaching it means the reply is missing (the frames
+// that get none are found by a barrier, not by waiting).
+const awaitTimeout = remotingtest.Hang
 
 // replayConn is one recorded connection: raw frames go out as recorded and
 // replies are decoded by a reader goroutine and matched by opaque.

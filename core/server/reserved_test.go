@@ -4,6 +4,7 @@
 package server
 
 import (
+	"net"
 	"testing"
 
 	"github.com/rocketns/rocketns/codec"
@@ -61,4 +62,11 @@ func TestReservedConnectionsLetAllowlistedNetworksIn(t *testing.T) {
 			t.Fatal("a connection past maxConnections was served")
 		}
 	})
+}
+
+// dialRawFrom opens a raw connection from the loopback address src.
+func dialRawFrom(t *testing.T, src, addr string) (net.Conn, error) {
+	t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: remotingtest.Hang}
+	return d.Dial("tcp", addr)
 }

@@ -70,6 +70,9 @@ type Server struct {
 
 	// stalled counts connections closed mid-frame (stalled.go).
 	stalled atomic.Uint64
+
+	// warm is the route snapshot's state (warm.go).
+	warm warm
 }
 
 // Option changes how New builds a server.
@@ -89,9 +92,6 @@ type hooks struct {
 	// shutdownBegun runs in Shutdown once the server counts as shutting
 	// down, before anything is stopped.
 	shutdownBegun func()
-	// routeStep runs at each point between the steps of a route-table
-	// write (route.Options.Hook); tests panic from it.
-	routeStep func(point string)
 }
 
 // New builds a server from cfg and loads the KV store at cfg.KVConfigPath. A
@@ -142,19 +142,12 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Server, error) 
 		DeleteTopicWithBrokerRegistration: cfg.DeleteTopicWithBrokerRegistration,
 		MaxBrokerTimeout:                  cfg.MaxHeartbeatTimeoutMillis,
 		MaxTopics:                         cfg.MaxTopics,
-		Hook:                              s.routeStep,
+		MaxTopicsPerSource:                cfg.MaxTopicsPerSource,
 	}, s.clock)
+	s.loadSnapshot()
 	s.budget = remoting.NewBudget(bufferedBytes(cfg))
 	s.adminHTTP = s.newAdminHTTP()
 	return s, nil
-}
-
-// routeStep passes the route table's step points to a test's hook; the
-// hooks are set after New, so the table cannot be handed the hook itself.
-func (s *Server) routeStep(point string) {
-	if h := s.hooks.routeStep; h != nil {
-		h(point)
-	}
 }
 
 // clock is the route table's time source: real time, read at each call, so
@@ -287,6 +280,7 @@ func (s *Server) Start() error {
 	s.every(10*time.Minute, s.dumpKV)
 	s.every(time.Minute, func() { s.logSummary(time.Now()) })
 	s.every(time.Minute, s.logStalled)
+	s.startSnapshots()
 	if s.tls != nil && s.tls.Watches() {
 		s.every(certs.PollInterval, s.tls.Poll)
 	}
@@ -330,6 +324,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if h := s.hooks.shutdownBegun; h != nil {
 		h()
 	}
+	// Before the connections close, which unregisters their brokers.
+	s.finalSnapshot()
 	var errs []error
 	if s.remote != nil {
 		if err := s.remote.Shutdown(ctx); err != nil {

@@ -1,3 +1,5 @@
+//go:build e2e
+
 // soak_test.go is the chaos and soak suite over the wire: simulated brokers
 // and route readers against an in-process server, checked after every step
 // against a plain model of what the tables must hold: routetest's, the one
@@ -36,6 +38,7 @@ import (
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/codec/body"
 	"github.com/rocketns/rocketns/core/client"
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 	"github.com/rocketns/rocketns/core/route"
 	"github.com/rocketns/rocketns/core/route/routetest"
 )
@@ -193,7 +196,7 @@ func (r *soakRun) stats() route.Stats {
 
 const (
 	soakTimeout = int64(30000) // heartbeatTimeoutMillis the brokers send
-	soakCall    = 30 * time.Second
+	soakCall    = remotingtest.Hang
 )
 
 func soakCtx() (context.Context, context.CancelFunc) {
@@ -481,7 +484,7 @@ func (r *soakRun) readers() (stop func()) {
 // deadline; the count itself is exact.
 func (r *soakRun) connCount(want int) {
 	r.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(remotingtest.Hang)
 	for {
 		got := r.s.connCount()
 		if got == want {
@@ -552,7 +555,7 @@ func TestSoak(t *testing.T) {
 		t.Fatal(err)
 	}
 	shutdown := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), remotingtest.Hang)
 		defer cancel()
 		if err := s.Shutdown(ctx); err != nil {
 			t.Errorf("shutdown: %v", err)
@@ -649,7 +652,7 @@ func TestSoak(t *testing.T) {
 			b.c = nil
 			dropAddrs = append(dropAddrs, b.b.Addr)
 		}
-		if err := evs.wait(dropAddrs, route.ReasonConnClosed, 30*time.Second); err != nil {
+		if err := evs.wait(dropAddrs, route.ReasonConnClosed, remotingtest.Hang); err != nil {
 			t.Fatalf("%s: %v", step, err)
 		}
 		for _, bi := range drop {

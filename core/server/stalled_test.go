@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/cloudwego/netpoll"
+
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 )
 
 // A peer that sends a frame a byte at a time, slower than the idle time
@@ -40,7 +42,7 @@ func TestStalledConnectionsCountedAtInfo(t *testing.T) {
 	}()
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(remotingtest.Hang)
 wait:
 	for {
 		select {

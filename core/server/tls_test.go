@@ -31,7 +31,7 @@ func tlsConfig(t *testing.T, mode string, f tlstest.Files) *config.Config {
 
 func dialTLSWire(t *testing.T, addr string, cfg *tls.Config) (*remotingtest.Wire, error) {
 	t.Helper()
-	d := &net.Dialer{Timeout: 2 * time.Second}
+	d := &net.Dialer{Timeout: remotingtest.Hang}
 	nc, err := tls.DialWithDialer(d, "tcp", addr, cfg)
 	if err != nil {
 		return nil, err
@@ -148,7 +148,7 @@ func TestTLSBrokerUnregisteredWhenItsConnectionCloses(t *testing.T) {
 	w.NC.Close()
 	select {
 	case <-closed:
-	case <-time.After(10 * time.Second):
+	case <-time.After(remotingtest.Hang):
 		t.Fatal("server did not notice the TLS connection close")
 	}
 	if r, ok := s.Routes().Route("T1"); ok {

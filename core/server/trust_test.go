@@ -27,7 +27,7 @@ import (
 // test has peers inside and outside an allowlist.
 func dialFrom(t *testing.T, local, addr string) *remotingtest.Wire {
 	t.Helper()
-	d := net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
+	d := net.Dialer{Timeout: remotingtest.Hang, LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
 	nc, err := d.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +94,7 @@ func closeAndWait(t *testing.T, w *remotingtest.Wire, closed <-chan route.ConnID
 	w.NC.Close()
 	select {
 	case <-closed:
-	case <-time.After(5 * time.Second):
+	case <-time.After(remotingtest.Hang):
 		t.Fatal("the close was not seen")
 	}
 }

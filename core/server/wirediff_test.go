@@ -31,6 +31,7 @@ import (
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/codec/body"
 	"github.com/rocketns/rocketns/codec/properties"
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 	"github.com/rocketns/rocketns/core/route"
 	"github.com/rocketns/rocketns/core/route/routetest"
 )
@@ -38,8 +39,8 @@ import (
 // The model runs with routetest.Rocketns(): every place where rocketns
 // differs from Java on purpose switched to rocketns's rule. Those places,
 // and the answers compared after normalising them, cite the bold items of
-// the README's "Where rocketns differs from Java on purpose";
-// TestWireDiffCitesTheREADME checks that each cited item is there.
+// docs/differences.md, "Where the NameServer differs from Java on purpose";
+// TestWireDiffCitesTheDifferences checks that each cited item is there.
 const (
 	citeSorted     = "Sorted lists"
 	citeMissing    = "Missing header fields"
@@ -467,7 +468,7 @@ func (r *wdRun) stop() {
 			c.nc.Close()
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), remotingtest.Hang)
 	defer cancel()
 	if err := r.s.Shutdown(ctx); err != nil {
 		r.t.Errorf("shutdown: %v", err)
@@ -479,7 +480,7 @@ func (r *wdRun) conn(slot int) (*wdConn, error) {
 	if c := r.conns[slot]; c != nil {
 		return c, nil
 	}
-	nc, err := net.DialTimeout("tcp", r.s.Addr(), 2*time.Second)
+	nc, err := net.DialTimeout("tcp", r.s.Addr(), remotingtest.Hang)
 	if err != nil {
 		return nil, err
 	}
@@ -570,7 +571,7 @@ type wdWant struct {
 	body      []byte // nil: no body
 	dialect   string // of a route body: legacy or quoted integer keys
 	props     map[string]string
-	cite      []string // README items that make this answer rocketns's own
+	cite      []string // docs/differences.md items that make this answer rocketns's own
 }
 
 func refusedWant(code int32, remark string) wdWant { return wdWant{code: code, remark: remark} }
@@ -1028,7 +1029,7 @@ func (r *wdRun) expectSetConfig(st wdStep) (*codec.Command, wdWant) {
 
 // compareWD compares an answer with the model's: code, remark, extFields
 // (absent and empty alike) and the body as parsed JSON. Arrays whose order
-// in Java is hash order (README "Sorted lists") are compared sorted; rocketns
+// in Java is hash order (docs/differences.md, "Sorted lists") are compared sorted; rocketns
 // and the model both sort them, so this only says why Java's order does
 // not matter.
 func compareWD(want wdWant, got *codec.Command) error {
@@ -1092,7 +1093,7 @@ func compareWD(want wdWant, got *codec.Command) error {
 	}
 	s := strings.Join(diffs, "; ")
 	if len(want.cite) > 0 {
-		s += fmt.Sprintf(" (answer normalised for README %q)", want.cite)
+		s += fmt.Sprintf(" (answer normalised for docs/differences.md %q)", want.cite)
 	}
 	return errors.New(s)
 }
@@ -1340,15 +1341,25 @@ func TestWireDiffCatchesADifference(t *testing.T) {
 	}
 }
 
-// Every README item the suite cites as a deliberate difference is there.
-func TestWireDiffCitesTheREADME(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+// Every item the suite cites as a deliberate difference is on the page
+// that lists them, among the NameServer's.
+func TestWireDiffCitesTheDifferences(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "differences.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	const from, to = "## Where the NameServer differs from Java on purpose", "\n## "
+	i := bytes.Index(b, []byte(from))
+	if i < 0 {
+		t.Fatalf("docs/differences.md has no section %q", from)
+	}
+	section := b[i+len(from):]
+	if j := bytes.Index(section, []byte(to)); j >= 0 {
+		section = section[:j]
+	}
 	for _, c := range wdCited {
-		if !bytes.Contains(b, []byte("**"+c)) {
-			t.Errorf("the README has no item %q", c)
+		if !bytes.Contains(section, []byte("\n- **"+c)) {
+			t.Errorf("docs/differences.md, %q, has no item %q", from[3:], c)
 		}
 	}
 }

@@ -38,7 +38,8 @@ code{background:#f2f2f2;padding:0 .2em}
 <tr><th>Uptime</th><td id="uptime">{{if .Uptime}}{{.Uptime}}{{else}}not started{{end}}</td></tr>
 <tr><th>Listening on</th><td id="listen">{{.Listen}}</td></tr>
 <tr><th>Readiness</th><td id="readiness">{{if .Ready}}ready{{else}}<span class="notready">not ready: {{.NotReady}}</span>{{end}}</td></tr>
-</table>{{end}}
+{{if .Start}}<tr><th>Started</th><td id="start">{{.Start}}</td></tr>
+{{end}}</table>{{end}}
 {{if .ControllerPath}}<p><a id="controller-link" href="{{.ControllerPath}}">Controller status</a>: the RocketMQ 5.x controller node running in this process (enableControllerInNamesrv).</p>
 {{end}}<table id="summary">
 <tr><th>Clusters</th><td class="num">{{.Stats.Clusters}}</td></tr>

@@ -70,7 +70,8 @@ func TestPageProcess(t *testing.T) {
 	tb, clk := fixture(t)
 	ready := "waiting 30s after start (needWaitForService)"
 	h := New(Options{Routes: tb, Clock: clk.time, Info: func() Info {
-		return Info{Version: "v1.2.3-dirty", Started: clk.time().Add(-(2*time.Hour + 5*time.Minute)), Listen: "0.0.0.0:9876", Ready: ready}
+		return Info{Version: "v1.2.3-dirty", Started: clk.time().Add(-(2*time.Hour + 5*time.Minute)), Listen: "0.0.0.0:9876", Ready: ready,
+			Start: "warm from /var/ns/routes.snapshot taken 2026-01-02T03:04:05Z: 4 brokers and 7 topics restored"}
 	}})
 	_, body := serve(h, "/")
 	checkContains(t, body,
@@ -78,6 +79,7 @@ func TestPageProcess(t *testing.T) {
 		`<td id="version">v1.2.3-dirty</td>`,
 		`<td id="uptime">2 h 5 min</td>`,
 		`<td id="listen">0.0.0.0:9876</td>`,
+		`<td id="start">warm from /var/ns/routes.snapshot taken 2026-01-02T03:04:05Z: 4 brokers and 7 topics restored</td>`,
 		`<span class="notready">not ready: waiting 30s after start (needWaitForService)</span>`)
 	ready = ""
 	_, body = serve(h, "/?refresh=0")
@@ -90,7 +92,7 @@ func TestPageProcess(t *testing.T) {
 	if err := json.Unmarshal([]byte(js), &p); err != nil {
 		t.Fatal(err)
 	}
-	if p.Process == nil || p.Process.Version != "v1.2.3-dirty" || !p.Process.Ready || p.Process.UptimeMs != (2*time.Hour+5*time.Minute).Milliseconds() {
+	if p.Process == nil || p.Process.Version != "v1.2.3-dirty" || !p.Process.Ready || !strings.HasPrefix(p.Process.Start, "warm from ") || p.Process.UptimeMs != (2*time.Hour+5*time.Minute).Milliseconds() {
 		t.Fatalf("process %+v", p.Process)
 	}
 	for _, c := range []struct {

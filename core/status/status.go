@@ -42,6 +42,7 @@ type Info struct {
 	Started time.Time // zero before the server started
 	Listen  string    // the remoting address
 	Ready   string    // "" when /readyz answers 200, else why not
+	Start   string    // how the server started: warm from a route snapshot, or cold and why
 }
 
 // Options configure the page.
@@ -231,6 +232,7 @@ type process struct {
 	Listen    string `json:"listen"`
 	Ready     bool   `json:"ready"`
 	NotReady  string `json:"notReady,omitempty"`
+	Start     string `json:"start,omitempty"`
 }
 
 type historyPoint struct {
@@ -336,7 +338,7 @@ func (h *handler) build(now time.Time) *page {
 	}
 	if h.o.Info != nil {
 		in := h.o.Info()
-		p.Process = &process{Version: in.Version, Listen: in.Listen, Ready: in.Ready == "", NotReady: in.Ready}
+		p.Process = &process{Version: in.Version, Listen: in.Listen, Ready: in.Ready == "", NotReady: in.Ready, Start: in.Start}
 		if !in.Started.IsZero() {
 			up := max(now.Sub(in.Started), 0)
 			p.Process.StartedMs, p.Process.UptimeMs, p.Process.Uptime = in.Started.UnixMilli(), up.Milliseconds(), uptime(up)

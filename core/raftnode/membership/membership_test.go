@@ -21,6 +21,7 @@ func props(lines ...string) Lookup {
 }
 
 func TestParseDLedger(t *testing.T) {
+	t.Parallel()
 	f := func(in Lookup, want *Membership) {
 		t.Helper()
 		got, err := Parse(in)
@@ -61,6 +62,7 @@ func TestParseDLedger(t *testing.T) {
 }
 
 func TestParseJRaft(t *testing.T) {
+	t.Parallel()
 	f := func(in Lookup, want *Membership) {
 		t.Helper()
 		got, err := Parse(in)
@@ -99,6 +101,7 @@ func TestParseJRaft(t *testing.T) {
 }
 
 func TestParseErrors(t *testing.T) {
+	t.Parallel()
 	f := func(in Lookup, key, want string) {
 		t.Helper()
 		m, err := Parse(in)
@@ -167,6 +170,7 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestParseWarnings(t *testing.T) {
+	t.Parallel()
 	f := func(in Lookup, want ...string) {
 		t.Helper()
 		m, err := Parse(in)
@@ -188,6 +192,7 @@ func TestParseWarnings(t *testing.T) {
 }
 
 func TestStyleString(t *testing.T) {
+	t.Parallel()
 	if DLedger.String() != "DLedger" || JRaft.String() != "jRaft" || Style(9).String() != "Style(9)" {
 		t.Fatal(DLedger.String(), JRaft.String(), Style(9).String())
 	}

@@ -29,11 +29,16 @@ func Padded(t testing.TB, req *codec.Command, size int) []byte {
 	return f
 }
 
-// WaitFor polls cond every 5 ms until it holds; the 30 s deadline only
-// ends a test that would otherwise hang, it is not a timing assertion.
+// Hang bounds every wait of these helpers. It only ends a test that would
+// otherwise hang, so it is long enough that a slow answer on a loaded
+// machine under -race never reaches it: no verdict depends on it.
+const Hang = time.Minute
+
+// WaitFor polls cond every 5 ms until it holds; the deadline (Hang) is not
+// a timing assertion.
 func WaitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	for end := time.Now().Add(30 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+	for end := time.Now().Add(Hang); !cond(); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(end) {
 			t.Fatalf("timed out waiting for %s", what)
 		}

@@ -24,7 +24,7 @@ type Wire struct {
 // Dial connects to addr; the connection is closed when the test ends.
 func Dial(t testing.TB, addr string) *Wire {
 	t.Helper()
-	nc, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	nc, err := net.DialTimeout("tcp", addr, Hang)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func (w *Wire) Send(c *codec.Command) {
 	w.SendRaw(codec.AppendFrame(nil, c))
 }
 
-// Recv reads one frame, waiting at most 5 s; the command owns its memory.
+// Recv reads one frame, waiting at most Hang; the command owns its memory.
 func (w *Wire) Recv() (*codec.Command, error) {
 	c, _, err := w.RecvSized()
 	return c, err
@@ -72,9 +72,9 @@ func (w *Wire) RecvSized() (*codec.Command, int, error) {
 }
 
 // RecvRaw reads one frame as it came, length prefix included, waiting at
-// most 5 s.
+// most Hang.
 func (w *Wire) RecvRaw() ([]byte, error) {
-	w.NC.SetReadDeadline(time.Now().Add(5 * time.Second))
+	w.NC.SetReadDeadline(time.Now().Add(Hang))
 	var prefix [4]byte
 	if _, err := io.ReadFull(w.NC, prefix[:]); err != nil {
 		return nil, err
@@ -109,9 +109,9 @@ func (w *Wire) Call(req *codec.Command) *codec.Command {
 }
 
 // ClosedByPeer reports whether the listener closed the connection, waiting
-// at most 5 s.
+// at most Hang.
 func (w *Wire) ClosedByPeer() bool {
-	w.NC.SetReadDeadline(time.Now().Add(5 * time.Second))
+	w.NC.SetReadDeadline(time.Now().Add(Hang))
 	var b [1]byte
 	_, err := w.NC.Read(b[:])
 	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || IsReset(err)

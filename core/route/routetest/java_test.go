@@ -41,6 +41,7 @@ func members(m *Java, name string) string { return fmt.Sprint(m.MemberGroup(name
 // calling A's data version unchanged. rocketns drops it ("Liveness without
 // a group"). The group is the same either way.
 func TestIDMovesToAnotherAddress(t *testing.T) {
+	t.Parallel()
 	for _, dev := range []Deviations{{}, Rocketns()} {
 		m := NewJava(dev)
 		mustAccept(t, m, jreg("b3", "A", 1, 1, "T", "U"), 10)
@@ -74,6 +75,7 @@ func TestIDMovesToAnotherAddress(t *testing.T) {
 // first live registration still on it. rocketns leaves such a connection
 // open ("Expired brokers' connections").
 func TestExpiryClosesTheChannel(t *testing.T) {
+	t.Parallel()
 	for _, dev := range []Deviations{{}, Rocketns()} {
 		m := NewJava(dev)
 		quick := jreg("a", "A", 0, 1, "T", "U")
@@ -99,6 +101,7 @@ func TestExpiryClosesTheChannel(t *testing.T) {
 // Java refuses a first one-topic registration after adding the broker name
 // to its cluster and creating an empty group; rocketns changes nothing.
 func TestOneTopicRefusal(t *testing.T) {
+	t.Parallel()
 	for _, dev := range []Deviations{{}, Rocketns()} {
 		m := NewJava(dev)
 		if _, ref := m.Register(jreg("a", "A", 0, 1, "T"), 0); ref != RegisterFailed {
@@ -113,6 +116,7 @@ func TestOneTopicRefusal(t *testing.T) {
 
 // Filter servers: an empty list clears them, nil leaves them.
 func TestFilterServers(t *testing.T) {
+	t.Parallel()
 	m := NewJava(Deviations{})
 	r := jreg("a", "A", 0, 1, "T", "U")
 	r.Filters = []string{"f:1"}
@@ -140,6 +144,7 @@ func TestFilterServers(t *testing.T) {
 // purpose (without it Java drops B from the group when B's stale id-1
 // unregistration arrives after B registered as id 0).
 func TestOneIDTwoAddressesAgree(t *testing.T) {
+	t.Parallel()
 	seeds := 300
 	if os.Getenv("ROCKETNS_SOAK") != "" {
 		seeds = 20000
@@ -249,6 +254,7 @@ func TestOneIDTwoAddressesAgree(t *testing.T) {
 // that no newer one replaced: A's is current, B's live entry is a leftover
 // of a registration A's replaced.
 func TestOneConnectionTwoAddresses(t *testing.T) {
+	t.Parallel()
 	play := func(m *Java, firstB bool) string {
 		r := jreg("b3", "A", 1, 7, "T", "U")
 		r.DV.StateVersion = 1

@@ -11,6 +11,7 @@ import (
 var small = Layout{Groups: 6, Topics: 10, Replicas: 3}
 
 func TestTopicGroups(t *testing.T) {
+	t.Parallel()
 	if got := small.TopicGroups(5); !slices.Equal(got, []int{1, 3, 5}) {
 		t.Fatalf("topic 5 on groups %v, want [1 3 5]", got)
 	}
@@ -35,6 +36,7 @@ func TestTopicGroups(t *testing.T) {
 }
 
 func TestRouteOfOneMaster(t *testing.T) {
+	t.Parallel()
 	m := NewModel(small)
 	m.Register(2*1, 2)   // master of group 1
 	m.Register(2*3+1, 2) // a slave alone writes no queue data
@@ -65,6 +67,7 @@ func TestRouteOfOneMaster(t *testing.T) {
 }
 
 func TestRemoveLastMemberDropsQueues(t *testing.T) {
+	t.Parallel()
 	m := NewModel(small)
 	m.Register(2*1, 1)
 	m.Register(2*1+1, 1)
