@@ -30,11 +30,12 @@ const (
 	ScenarioRegisterBig = "register-big"
 	ScenarioRSS         = "rss"
 	ScenarioCompare     = "compare"
+	ScenarioPipeline    = "pipeline"
 )
 
 // ScenarioNames lists every scenario.
 func ScenarioNames() []string {
-	return []string{ScenarioRoute, ScenarioLimit, ScenarioStorm, ScenarioExpiry, ScenarioRegisterBig, ScenarioRSS, ScenarioCompare}
+	return []string{ScenarioRoute, ScenarioLimit, ScenarioStorm, ScenarioExpiry, ScenarioRegisterBig, ScenarioRSS, ScenarioCompare, ScenarioPipeline}
 }
 
 // Options is everything a scenario may use.
@@ -77,6 +78,7 @@ type Options struct {
 	DropPercents []int // expiry
 	Silent       bool  // expiry: brokers go silent instead of closing
 	BigTopics    int   // register-big
+	Pipeline     PipelineSpec
 
 	// Progress receives a line per second while loads run; nil for none.
 	Progress io.Writer
@@ -149,6 +151,8 @@ func Run(ctx context.Context, scenario string, o Options) (*Report, error) {
 		err = runRegisterBig(ctx, o, r)
 	case ScenarioRSS:
 		err = runRSS(ctx, o, r)
+	case ScenarioPipeline:
+		err = runPipeline(ctx, o, r)
 	default:
 		return nil, fmt.Errorf("unknown scenario %q (have %v)", scenario, ScenarioNames())
 	}

@@ -155,8 +155,13 @@ func runStorm(ctx context.Context, o Options, r *Report) error {
 	idle.Errors, storm.Errors = res.Phases[0].Errors, res.Phases[1].Errors
 	r.Rows[len(r.Rows)-1].Errors = idle.Errors
 	r.Rows = append(r.Rows, storm)
+	// The same profile idle and under the storm, in one run: the ratio is
+	// what the storm costs a route query, whatever else the machine does.
 	if idle.P99us > 0 {
 		r.Add("storm_p99_over_idle_p99", storm.P99us/idle.P99us, "x")
+	}
+	if idle.P999us > 0 {
+		r.Add("storm_p999_over_idle_p999", storm.P999us/idle.P999us, "x")
 	}
 	r.Add("storm_registrations", float64(regs), "")
 	if stormTime > 0 {

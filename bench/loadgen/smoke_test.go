@@ -95,6 +95,7 @@ func TestSmokeScenarios(t *testing.T) {
 			t.Error("the storm registered nothing")
 		}
 		metric(t, r, "storm_p99_over_idle_p99")
+		metric(t, r, "storm_p999_over_idle_p999")
 	})
 	f(ScenarioExpiry, func(o *Options) { o.DropPercents = []int{50} }, func(t *testing.T, r *Report) {
 		rowsWithQPS("drop 50%: before", "drop 50%: after")(t, r)
@@ -113,6 +114,15 @@ func TestSmokeScenarios(t *testing.T) {
 	f(ScenarioRegisterBig, func(o *Options) { o.BigTopics = 2000 }, func(t *testing.T, r *Report) {
 		if metric(t, r, "register_first") <= 0 || metric(t, r, "after_rss") <= 0 {
 			t.Errorf("register-big figures missing: %+v", r.Metrics)
+		}
+	})
+	f(ScenarioPipeline, func(o *Options) {
+		o.Duration = 1500 * time.Millisecond
+		o.Pipeline = PipelineSpec{Conns: 4, Requests: 50, From: "127.0.0.2"}
+	}, func(t *testing.T, r *Report) {
+		rowsWithQPS("idle", "attack", "after")(t, r)
+		if metric(t, r, "attack_connections_opened") != 4 || metric(t, r, "rss_attack_max") <= 0 {
+			t.Errorf("pipeline figures missing: %+v", r.Metrics)
 		}
 	})
 	f(ScenarioRSS, nil, func(t *testing.T, r *Report) {

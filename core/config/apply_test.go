@@ -78,6 +78,7 @@ notifyMinBrokerIdChanged=false
 nsaddrList=
 orderMessageEnable=false
 productEnvName=center
+reservedConnections=1000
 returnOrderTopicConfigToBroker=true
 rocketmqHome=/opt/rocketmq
 routeSnapshotEnable=true

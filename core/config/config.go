@@ -68,6 +68,7 @@ type Config struct {
 	MaxPendingRequestBytes    int // maxPendingRequestBytes: unread request bytes per connection before it is closed
 	ServerWriteTimeoutSeconds int // serverWriteTimeoutSeconds: a flush that cannot finish in this time closes the connection
 	MaxConnectionsPerIP       int // maxConnectionsPerIP: connections from one source address beyond it are closed at accept
+	ReservedConnections       int // reservedConnections: of maxConnections, kept for adminAllowCIDRs and brokerAllowCIDRs when set
 	MaxBufferedBytes          int // maxBufferedBytes: request and response bytes all connections hold buffered; 0 = from GOMEMLIMIT
 	MaxTopicsPerBroker        int // maxTopicsPerBroker: topics one registration may carry
 	MaxTopics                 int // maxTopics: topics the route table holds, all brokers together

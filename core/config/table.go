@@ -216,6 +216,9 @@ var table = []Key{
 	{Name: "maxConnectionsPerIP", Default: 1000, Roles: RoleBoth, Section: SectionLimits,
 		Doc:   "open connections from one source address, loopback included; one beyond it is closed at accept, logged at most once a second with the number refused, and counted in `rocketns_connections_refused_per_address_total`. Clients behind one NAT or proxy share an address: raise it for them. 1 to `maxConnections`",
 		field: func(c *Config) any { return &c.MaxConnectionsPerIP }, node: func(k *Controller) any { return &k.MaxConnectionsPerIP }},
+	{Name: "reservedConnections", Default: 1000, Roles: RoleNameServer, Section: SectionLimits,
+		Doc:   "of `maxConnections`, the connections kept for the addresses in `brokerAllowCIDRs` and `adminAllowCIDRs` when either is set: once `maxConnections` less this many are open, a connection from any other address is closed at accept (logged and counted as a `maxConnections` refusal), so clients from a few addresses cannot lock the brokers and operators out. Without allowlists nothing is reserved. 0 to `maxConnections` - 1",
+		field: func(c *Config) any { return &c.ReservedConnections }},
 	{Name: "maxPendingResponseBytes", Default: 16 << 20, Range: atLeast(minPendingBytes), Roles: RoleNameServer, Section: SectionLimits,
 		Doc:   "answers queued on a connection and not yet handed to the socket: a long pipelined batch is flushed each time it passes this, so a peer that sends many requests without reading holds at most this much (plus one answer) in server memory",
 		field: func(c *Config) any { return &c.MaxPendingResponseBytes }},
@@ -229,7 +232,8 @@ var table = []Key{
 		Doc: "request and response bytes all connections hold buffered together; `0` is a quarter of `GOMEMLIMIT`, 256 MiB without one (at least 64 MiB and 4 x `frameMaxLength`), else at least twice `frameMaxLength`. " +
 			"A frame's declared length is reserved before its body is waited for, requests read or unread since the last flush count twice (netpoll's read buffers), replies count until sent, and while a flush or a registration waiting for its slot blocks, the input is looked at after 1 ms and then every 10 ms (1 ms while it grows fast). " +
 			"A charge that does not fit closes the connections holding more than the one asking, largest first, or else the one asking (shut at once when its handler is waiting); one warning a second. Connections holding under 16 KiB are not charged. " +
-			"Metrics: `rocketns_buffered_bytes`, `rocketns_buffered_bytes_limit`, `rocketns_buffer_closes_total{reason=\"refused\"|\"evicted\"}`. An embedded controller shares it; a standalone one has a budget of its own with the same default",
+			"When connections let go of most of what they held (the budget held a quarter of its limit, and holds an eighth of that now), the server starts a collection so that the memory goes back to the system at once rather than at the runtime's next forced collection (at most once in 30 s, logged at info). " +
+			"Metrics: `rocketns_buffered_bytes`, `rocketns_buffered_bytes_limit`, `rocketns_buffered_bytes_peak`, `rocketns_buffer_closes_total{reason=\"refused\"|\"evicted\"}`. An embedded controller shares it; a standalone one has a budget of its own with the same default",
 		field: func(c *Config) any { return &c.MaxBufferedBytes }},
 	{Name: "maxTopicsPerBroker", Default: 100000, Range: atLeast(1), Roles: RoleNameServer, Section: SectionLimits,
 		Doc:   "topics in one registration; a compressed body is refused on its declared count before any record is read. The answer is SYSTEM_ERROR naming the setting, and nothing changes but the broker's liveness, refreshed as by a heartbeat so that it keeps the routes it holds",

@@ -225,6 +225,9 @@ func (c *Config) validateLimits() []error {
 	if c.MaxConnectionsPerIP <= 0 || (c.MaxConnections > 0 && c.MaxConnectionsPerIP > c.MaxConnections) {
 		bad("maxConnectionsPerIP", "want 1 to maxConnections (%d)", c.MaxConnections)
 	}
+	if c.ReservedConnections < 0 || (c.MaxConnections > 0 && c.ReservedConnections >= c.MaxConnections) {
+		bad("reservedConnections", "want 0 to maxConnections - 1 (%d)", c.MaxConnections-1)
+	}
 	// The budget must hold a few frames of the largest size.
 	if c.MaxBufferedBytes != 0 && c.MaxBufferedBytes < 2*c.FrameMaxLength {
 		bad("maxBufferedBytes", "want 0 (from GOMEMLIMIT) or at least twice frameMaxLength (%d)", 2*c.FrameMaxLength)

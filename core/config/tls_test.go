@@ -113,6 +113,8 @@ func TestLimitsValidate(t *testing.T) {
 	f(func(c *Config) { c.ServerWriteTimeoutSeconds = -1 }, "serverWriteTimeoutSeconds=-1")
 	f(func(c *Config) { c.MaxConnectionsPerIP = 0 }, "maxConnectionsPerIP=0")
 	f(func(c *Config) { c.MaxConnectionsPerIP = c.MaxConnections + 1 }, "maxConnectionsPerIP")
+	f(func(c *Config) { c.ReservedConnections = -1 }, "reservedConnections=-1")
+	f(func(c *Config) { c.ReservedConnections = c.MaxConnections }, "reservedConnections")
 	f(func(c *Config) { c.MaxBufferedBytes = c.FrameMaxLength }, "maxBufferedBytes")
 	f(func(c *Config) { c.MaxBufferedBytes = 2 * c.FrameMaxLength }, "")
 	f(func(c *Config) { c.MaxTopicsPerBroker = 0 }, "maxTopicsPerBroker=0")

@@ -276,26 +276,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if err := s.node.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("raft: %w", err))
 	}
-	if err := waitOrDone(ctx, s.wg.Wait); err != nil {
+	if err := remoting.WaitOrDone(ctx, s.wg.Wait); err != nil {
 		errs = append(errs, fmt.Errorf("controller loops: %w", err))
 	}
 	s.notify.close()
 	s.log.Info("controller stopped")
 	return errors.Join(errs...)
-}
-
-func waitOrDone(ctx context.Context, wait func()) error {
-	done := make(chan struct{})
-	go func() {
-		wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // nowMs is the liveness clock.

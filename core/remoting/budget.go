@@ -6,6 +6,7 @@ package remoting
 
 import (
 	"math"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -39,6 +40,11 @@ type Budget struct {
 	mu      sync.Mutex
 	used    int64
 	holders map[*account]struct{} // accounts with cur > 0
+	// peak is the most used at any time, for Stats: what the budget's
+	// bound held against. high is the most used since the last
+	// collection the budget started (settle), settledAt when that was.
+	peak, high int64
+	settledAt  time.Time
 
 	refused atomic.Int64
 	evicted atomic.Int64
@@ -97,6 +103,8 @@ func DefaultBudgetBytes() int64 {
 // BudgetStats is what a budget counts, for metrics.
 type BudgetStats struct {
 	Limit, Used int64
+	// Peak is the most Used has been since the budget was made.
+	Peak int64
 	// Refused counts charges refused (each closed its connection);
 	// Evicted counts connections closed to make room for a smaller one.
 	Refused, Evicted int64
@@ -108,9 +116,9 @@ func (b *Budget) Stats() BudgetStats {
 		return BudgetStats{}
 	}
 	b.mu.Lock()
-	used := b.used
+	used, peak := b.used, b.peak
 	b.mu.Unlock()
-	return BudgetStats{Limit: b.limit, Used: used, Refused: b.refused.Load(), Evicted: b.evicted.Load()}
+	return BudgetStats{Limit: b.limit, Used: used, Peak: peak, Refused: b.refused.Load(), Evicted: b.evicted.Load()}
 }
 
 // account is one connection's share of a budget. cur and evicted are
@@ -181,6 +189,8 @@ func (b *Budget) set(a *account, n int64) (ok bool, victims []*account) {
 // put moves a's charge to n; b.mu is held.
 func (b *Budget) put(a *account, n int64) {
 	b.used += n - a.cur
+	b.peak = max(b.peak, b.used)
+	b.high = max(b.high, b.used)
 	a.cur = n
 	a.mirror.Store(n)
 	if n == 0 {
@@ -190,28 +200,73 @@ func (b *Budget) put(a *account, n int64) {
 	}
 }
 
+// settleEvery is the least time between two collections settle starts.
+const settleEvery = 30 * time.Second
+
+// settle starts a collection when connections let go of most of what
+// they held: the budget held a quarter of its limit or more since the
+// last one and holds an eighth of that or less now. Go gives memory back
+// to the system only after a collection has found it free, and an idle
+// server allocates nothing that would start one (the runtime forces one
+// every two minutes, and its scavenger then returns pages at its own
+// pace): after an attack, the read buffers netpoll pooled for its
+// connections (a sync.Pool, emptied by the second collection after they
+// came back) and the replies built for them would stay resident until
+// then. It runs from the listeners' tick, so at most once a second, and
+// starts at most one pair of collections per settleEvery, only after a
+// quarter of the budget was taken again. now is the tick's clock.
+func (b *Budget) settle(now time.Time) (released int64, ok bool) {
+	if b == nil {
+		return 0, false
+	}
+	b.mu.Lock()
+	high, used := b.high, b.used
+	if high < b.limit/4 || used > high/8 || now.Sub(b.settledAt) < settleEvery {
+		b.mu.Unlock()
+		return 0, false
+	}
+	b.high, b.settledAt = used, now
+	b.mu.Unlock()
+	go func() {
+		runtime.GC()
+		runtime.GC()
+	}()
+	return high - used, true
+}
+
 // charge sets c's account to n bytes (nothing below budgetMinCharge) and
 // reports whether the connection may go on; on false it has been closed.
-// Connections closed to make room are closed here too, and the first
-// refusal or eviction of each second is logged with the counts since the
-// previous line.
+// Connections closed to make room are closed here too. It must be called
+// with no lock held (see the lock order in doc.go): closing a connection
+// runs callbacks that take them.
 func (s *Server) charge(c *Conn, n int, why string) bool {
+	ok, victims := s.tryCharge(c, n, why)
+	evictAll(victims)
+	if !ok {
+		c.Close()
+	}
+	return ok
+}
+
+// tryCharge is charge without closing anything: ok says whether c may go
+// on, victims are the accounts emptied to make room, whose connections the
+// caller closes (evictAll) once it holds no lock. The first refusal or
+// eviction of each second is logged with the counts since the previous
+// line.
+func (s *Server) tryCharge(c *Conn, n int, why string) (ok bool, victims []*account) {
 	b := s.budget
 	if b == nil {
-		return true
+		return true, nil
 	}
 	if n < budgetMinCharge {
 		n = 0
 		if c.acct.mirror.Load() == 0 {
-			return true
+			return true, nil
 		}
 	}
-	ok, victims := b.set(&c.acct, int64(n))
-	for _, v := range victims {
-		v.evict()
-	}
+	ok, victims = b.set(&c.acct, int64(n))
 	if ok && len(victims) == 0 {
-		return true
+		return true, nil
 	}
 	b.logged.Add(1)
 	now := time.Now().UnixMilli()
@@ -221,25 +276,27 @@ func (s *Server) charge(c *Conn, n int, why string) bool {
 			"budget_bytes", st.Limit, "used_bytes", st.Used, "closed_since_last_line", b.logged.Swap(0),
 			"refused_total", st.Refused, "evicted_total", st.Evicted, "setting", "maxBufferedBytes")
 	}
-	if !ok {
-		c.Close()
-	}
-	return ok
+	return ok, victims
 }
 
-// abort closes c so that netpoll stops reading from it at once: a plain
-// Close of a connection whose handler is running takes effect only when
-// the handler returns, and until then the poller keeps buffering what the
-// peer sends. The socket is shut down first. Only the watch may call it,
-// while the connection is held in a flush or a blocking wait: the
-// descriptor is then certain to be the connection's (netpoll closes it
-// only after the handler has returned). On the connection's own goroutine
-// a Close is enough: the handler returns at once.
-func (c *Conn) abort() {
+// evictAll closes the connections of accounts emptied to make room.
+func evictAll(victims []*account) {
+	for _, v := range victims {
+		v.evict()
+	}
+}
+
+// shutdownSocket makes netpoll stop reading from c at once: a Close of a
+// connection whose handler is running takes effect only when the handler
+// returns, and until then the poller keeps buffering what the peer sends.
+// Only the watch may call it, under watchMu while the connection is held
+// in a flush or a blocking wait: the descriptor is then certain to be the
+// connection's (netpoll closes it only after the handler has returned).
+// The Close follows once the watch lets go of watchMu.
+func (c *Conn) shutdownSocket() {
 	if f, ok := c.nc.(interface{ Fd() int }); ok {
 		syscall.Shutdown(f.Fd(), syscall.SHUT_RDWR)
 	}
-	c.Close()
 }
 
 // chargeBatch charges, between two requests of a batch, what c holds:
@@ -317,7 +374,7 @@ func (c *Conn) endFlush() {
 		return
 	}
 	// Under watchMu: a running watch finishes first, so it never acts on
-	// a connection whose handler has returned (abort).
+	// a connection whose handler has returned (shutdownSocket).
 	c.watchMu.Lock()
 	c.flushing.Store(false)
 	c.watchMu.Unlock()
@@ -340,24 +397,38 @@ func (c *Conn) BeginBlocking() {
 // EndBlocking ends what BeginBlocking began.
 func (c *Conn) EndBlocking() { c.endFlush() }
 
-// watchFlush runs on the timer's goroutine while c's flush blocks.
+// watchFlush runs on the timer's goroutine while c's flush blocks. It
+// looks under watchMu (watchInput) and closes what that found to close
+// after letting go of it: a close runs callbacks that take watchMu, of c
+// or of another connection being watched at the same time.
 func (s *Server) watchFlush(c *Conn) {
+	ok, victims := s.watchInput(c)
+	evictAll(victims)
+	if !ok {
+		c.Close()
+	}
+}
+
+// watchInput charges c's input while its flush blocks; false means c
+// must be closed (its socket is shut down already), victims are the
+// connections to close to make room.
+func (s *Server) watchInput(c *Conn) (ok bool, victims []*account) {
 	c.watchMu.Lock()
 	defer c.watchMu.Unlock()
 	if !c.flushing.Load() {
-		return
+		return true, nil
 	}
 	n := c.in.Len()
 	if limit := s.limits.maxIn; limit > 0 && n > limit {
 		s.log.Warn("closing connection: too many unread request bytes", "peer", c.peer,
 			"buffered_bytes", n, "limit", limit, "setting", "maxPendingRequestBytes")
-		c.abort()
-		return
+		c.shutdownSocket()
+		return false, nil
 	}
 	if want := c.inputCost(n) + int(c.flushPending.Load()); int64(want) > c.acct.mirror.Load() {
-		if !s.charge(c, want, "input while the connection is blocked") {
-			c.abort()
-			return
+		if ok, victims = s.tryCharge(c, want, "input while the connection is blocked"); !ok {
+			c.shutdownSocket()
+			return false, victims
 		}
 	}
 	next := watchEvery
@@ -366,4 +437,5 @@ func (s *Server) watchFlush(c *Conn) {
 	}
 	c.watchSeen = n
 	c.watch.Reset(next)
+	return true, victims
 }

@@ -1,12 +1,14 @@
 // budget_test.go checks the buffered-bytes budget: its accounting as
 // logic, and over sockets peers that declare large frames and send them
-// slowly, and peers that pipeline and never read.
+// slowly, and peers that pipeline and never read; the collection it starts
+// after a release.
 
 package remoting
 
 import (
 	"bytes"
 	"net"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,8 +58,8 @@ func TestBudgetAccounting(t *testing.T) {
 	f("c", 5, true, "", 35)   // shrinking always fits
 	f("e", 65, true, "", 100) // exactly the limit
 	f("f", 1, true, "e", 36)  // one byte over: the largest goes
-	if st := b.Stats(); st.Refused != 1 || st.Evicted != 3 || st.Limit != 100 {
-		t.Fatalf("stats %+v, want 1 refused, 3 evicted, limit 100", st)
+	if st := b.Stats(); st.Refused != 1 || st.Evicted != 3 || st.Limit != 100 || st.Peak != 100 {
+		t.Fatalf("stats %+v, want 1 refused, 3 evicted, limit and peak 100", st)
 	}
 	if got := (*Budget)(nil).Stats(); got != (BudgetStats{}) {
 		t.Fatalf("nil budget stats %+v", got)
@@ -276,5 +278,58 @@ func TestBudgetWatchesInputWhileAHandlerBlocks(t *testing.T) {
 	<-closed
 	if !strings.Contains(logs.String(), "buffered bytes over budget") {
 		t.Fatalf("no over-budget log line:\n%s", logs)
+	}
+}
+
+func gcCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// Once connections let go of most of what they held, the budget starts a
+// collection so that the memory goes back to the system; not while they
+// still hold it, not for small amounts, not twice for one release and
+// not more often than settleEvery.
+func TestBudgetSettlesAfterARelease(t *testing.T) {
+	b := NewBudget(1 << 20)
+	now := time.Unix(1000, 0)
+	var big, small account
+	if ok, _ := b.set(&small, 100<<10); !ok {
+		t.Fatal("charge refused")
+	}
+	b.set(&small, 0)
+	if _, ok := b.settle(now); ok {
+		t.Fatal("a release of less than a quarter of the budget started a collection")
+	}
+	if ok, _ := b.set(&big, 600<<10); !ok {
+		t.Fatal("charge refused")
+	}
+	b.set(&small, 50<<10)
+	if _, ok := b.settle(now); ok {
+		t.Fatal("a collection started while the bytes are still held")
+	}
+	before := gcCycles()
+	b.set(&big, 0)
+	released, ok := b.settle(now)
+	if !ok || released != 600<<10 {
+		t.Fatalf("after the release: settle %v, %d bytes released, want 600 KiB", ok, released)
+	}
+	remotingtest.WaitFor(t, "two collections", func() bool { return gcCycles() >= before+2 })
+	if _, ok := b.settle(now.Add(time.Hour)); ok {
+		t.Fatal("one release started two rounds of collections")
+	}
+	// Another release soon after waits for settleEvery.
+	b.set(&big, 600<<10)
+	b.set(&big, 0)
+	if _, ok := b.settle(now.Add(settleEvery / 2)); ok {
+		t.Fatal("a second round started within settleEvery")
+	}
+	if _, ok := b.settle(now.Add(settleEvery)); !ok {
+		t.Fatal("no collection for the second release after settleEvery")
+	}
+	var nilBudget *Budget
+	if _, ok := nilBudget.settle(now); ok {
+		t.Fatal("no budget started a collection")
 	}
 }

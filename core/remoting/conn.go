@@ -32,35 +32,38 @@ type connKey struct{}
 // request; ID, Peer and Close may be used at any time and from any
 // goroutine, Buffer and Defer only by the handler during its call.
 //
-// netpoll runs at most one onRequest per connection at a time and a TLS
-// connection has one goroutine, so the unexported state is touched by one
-// goroutine only, but for lastActive, waiting and async; closer is set
-// before the conn is published.
+// Its state is split by job, each part owned as its comment says: what
+// identifies the connection and may be read from any goroutine (here),
+// the request loop's (connLoop), the budget and input watch's (connWatch)
+// and the TLS side and hand-off's (connHandoff). closer is set before the
+// conn is published.
 type Conn struct {
 	srv        *Server
 	id         ConnID
 	nc         netpoll.Connection // nil for TLS
-	in         netpoll.Reader     // nc.Reader(), read by the input watchdog; nil for TLS
+	in         netpoll.Reader     // nc.Reader(), read by the input watch; nil for TLS
 	out        netpoll.Writer     // nc.Writer(); a LinkBuffer for TLS and Pipe
 	closer     io.Closer          // ends the connection from any goroutine: nc, or the TLS socket
 	peer       string
 	lastActive atomic.Int64
+	// ip is the peer's address without the port: the per-address cap
+	// counts by it and the heavy queue's turns go round it.
+	ip string
 	// waiting is set while the connection blocks for bytes of a frame
 	// that has not fully arrived; Shutdown closes such connections rather
 	// than waiting for them (startWaiting, closeWaiting).
 	waiting atomic.Bool
 
-	// tls is the TLS side of a connection served by serveTLS, nil for
-	// netpoll connections.
-	tls *tlsTransport
-	// sniffed: the first bytes have been looked at (plaintext, TLS or a
-	// sniffer's protocol).
-	sniffed bool
-	// handoff holds the bytes netpoll read before the connection was
-	// taken off it; non-nil means the close callback continues the
-	// connection with handoffTo instead of ending it (handoff.go).
-	handoff   []byte
-	handoffTo func(raw net.Conn, pre []byte)
+	connLoop
+	connWatch
+	connHandoff
+}
+
+// connLoop is the read-dispatch-write loop's state. netpoll runs at most
+// one onRequest per connection at a time and a TLS connection has one
+// goroutine, so only that goroutine touches it, but for async, which the
+// goroutines completing deferred replies share (deferred.go).
+type connLoop struct {
 	// pending counts reply bytes written since the last flush.
 	pending int
 	// consumed counts request bytes read since the last flush: netpoll
@@ -68,20 +71,6 @@ type Conn struct {
 	consumed int
 	// samples is the timing state of the sampled routes (Route.TimeEvery).
 	samples []sample
-	// ip is the peer's address without the port, for the per-IP cap.
-	ip string
-
-	// acct is the connection's share of the listener's Budget; watch,
-	// flushing and flushPending watch a netpoll flush that blocks
-	// (budget.go).
-	acct         account
-	watch        *time.Timer
-	watchMu      sync.Mutex
-	watchSeen    int // input length at the watch's last look; under watchMu
-	flushing     atomic.Bool
-	flushPending atomic.Int64
-	// inPeak is the most input the connection has held (inputCost).
-	inPeak atomic.Int64
 
 	// deferred is the Pending of the request being handled, if its
 	// handler called Defer; async is set once any handler of the
@@ -97,7 +86,39 @@ type Conn struct {
 	// reference a large body without copying it until Flush, so they go back
 	// to the pool only after the flush.
 	held []*bytebufferpool.ByteBuffer
-	pool *bytebufferpool.Pool
+	pool *bufPool
+}
+
+// connWatch is the connection's share of the listener's Budget and the
+// watch on its input while a flush or a handler blocks (budget.go). The
+// account is the budget's (under Budget.mu, mirror read freely); watchSeen
+// is under watchMu; the loop arms and disarms the watch.
+type connWatch struct {
+	acct         account
+	watch        *time.Timer
+	watchMu      sync.Mutex
+	watchSeen    int // input length at the watch's last look; under watchMu
+	flushing     atomic.Bool
+	flushPending atomic.Int64
+	// inPeak is the most input the connection has held (inputCost).
+	inPeak atomic.Int64
+}
+
+// connHandoff is the loop's state before its first request: whether the
+// first bytes were looked at, and where they sent the connection, TLS
+// (tls.go) or another protocol (handoff.go).
+type connHandoff struct {
+	// tls is the TLS side of a connection served by serveTLS, nil for
+	// netpoll connections.
+	tls *tlsTransport
+	// sniffed: the first bytes have been looked at (plaintext, TLS or a
+	// sniffer's protocol).
+	sniffed bool
+	// handoff holds the bytes netpoll read before the connection was
+	// taken off it; non-nil means the close callback continues the
+	// connection with handoffTo instead of ending it (handoff.go).
+	handoff   []byte
+	handoffTo func(raw net.Conn, pre []byte)
 }
 
 // sample is one sampled route's state on a connection: the requests since
@@ -117,9 +138,16 @@ func (c *Conn) Peer() string { return c.peer }
 // batch of replies is flushed. Only the handler may call it, during its
 // call.
 func (c *Conn) Buffer() *bytebufferpool.ByteBuffer {
-	b := c.pool.Get()
+	b := c.pool.lend()
 	c.held = append(c.held, b)
 	return b
+}
+
+// open reports whether the connection is still up as far as the listener
+// knows: a netpoll connection its peer closed is not, even while its task
+// still runs.
+func (c *Conn) open() bool {
+	return c.nc == nil || c.nc.IsActive()
 }
 
 // Close ends the connection; safe from any goroutine, and more than once.
@@ -132,13 +160,14 @@ func (c *Conn) Close() {
 // dropHeld forgets the held buffers without returning them to the pool:
 // after a failed flush the output buffer may still reference them.
 func (c *Conn) dropHeld() {
+	c.pool.drop(len(c.held))
 	clear(c.held)
 	c.held = c.held[:0]
 }
 
 func (c *Conn) releaseHeld() {
 	for i, b := range c.held {
-		c.pool.Put(b)
+		c.pool.reclaim(b)
 		c.held[i] = nil
 	}
 	c.held = c.held[:0]
@@ -146,7 +175,8 @@ func (c *Conn) releaseHeld() {
 
 // newConn is a connection of s before it is published.
 func (s *Server) newConn(peer string, out netpoll.Writer, closer io.Closer) *Conn {
-	c := &Conn{srv: s, id: ConnID(s.nextConn.Add(1)), out: out, closer: closer, peer: peer, pool: &s.bufPool}
+	c := &Conn{srv: s, id: ConnID(s.nextConn.Add(1)), out: out, closer: closer, peer: peer, ip: peerIP(peer)}
+	c.pool = &s.bufPool
 	c.acct.evict = c.Close
 	if s.table.sampled > 0 {
 		c.samples = make([]sample, s.table.sampled)
@@ -195,6 +225,9 @@ func (s *Server) onClose(c *Conn) {
 	s.connsMu.Unlock()
 	c.endFlush()
 	s.uncharge(c)
+	// Replies built for a batch the connection did not live to flush:
+	// netpoll may still reference them, so they go to the collector.
+	c.dropHeld()
 	if c.handoffTo != nil {
 		// Taken off netpoll before any request: nothing was served over
 		// it, and the connection lives on elsewhere.
@@ -299,7 +332,11 @@ func (s *Server) serveBuffered(c *Conn, r netpoll.Reader) bool {
 			c.Close()
 			return false
 		}
-		s.handle(c)
+		if !s.handle(c, r) {
+			c.dropHeld()
+			c.Close()
+			return false
+		}
 		n := r.Len()
 		if maxIn > 0 && n > maxIn {
 			// netpoll keeps reading while requests are handled; a peer
@@ -372,11 +409,17 @@ func (s *Server) startWaiting(c *Conn) bool {
 // flush sends the queued replies and releases what they and the handled
 // requests held. A flush that fails (the peer stopped reading for longer
 // than the write timeout, or the connection broke) closes the connection.
-func (s *Server) flush(c *Conn, r netpoll.Reader) bool {
+func (s *Server) flush(c *Conn, r netpoll.Reader) bool { return s.send(c, r, true) }
+
+// send is flush; release says whether the handled requests' bytes go too,
+// which they may not while the request being handled points into them.
+func (s *Server) send(c *Conn, r netpoll.Reader, release bool) bool {
 	pending := c.pending
 	c.pending = 0
 	consumed := c.consumed
-	c.consumed = 0
+	if release {
+		c.consumed = 0
+	}
 	held := 0
 	if s.budget != nil {
 		held = pending + c.inputCost(consumed)
@@ -399,10 +442,15 @@ func (s *Server) flush(c *Conn, r netpoll.Reader) bool {
 		// Only now: a reply may point into the request bytes until
 		// sent. After a failed flush neither is released: the poller may
 		// still be reading them, and closing frees them.
-		r.Release()
+		left := r.Len()
+		if release {
+			r.Release()
+		} else {
+			left += consumed
+		}
 		c.releaseHeld()
 		if c.acct.mirror.Load() != 0 {
-			return s.charge(c, c.inputCost(r.Len()), "unread requests")
+			return s.charge(c, c.inputCost(left), "unread requests")
 		}
 		return true
 	}
@@ -424,7 +472,7 @@ func (s *Server) flush(c *Conn, r netpoll.Reader) bool {
 // crypto/tls for a TLS connection.
 func (c *Conn) flushOut(timeout time.Duration) error {
 	if c.tls != nil {
-		return c.tls.flush(timeout)
+		return c.tls.flushRecords(timeout)
 	}
 	return c.out.Flush()
 }
@@ -455,18 +503,18 @@ func (s *Server) stampReply(resp *codec.Command, opaque int32, st byte) {
 
 // handle answers one request. The reply echoes the opaque, carries the
 // response flag and uses the request's serialize type (or JSON); a oneway
-// request is processed but gets nothing back.
-func (s *Server) handle(c *Conn) {
+// request is processed but gets nothing back. A heavy request (Route.Weigh)
+// waits for its turn first. It reports false when the connection closed
+// meanwhile: the request is not answered and nothing more is read.
+func (s *Server) handle(c *Conn, r netpoll.Reader) bool {
 	req, resp := &c.req, &c.resp
 	if req.IsResponse() {
 		// A listener originates no requests that expect replies over its
 		// own connections, so there is nothing to match this against (Java
 		// warns and drops too).
 		s.log.Debug("dropping unexpected response frame", "peer", c.peer, "code", req.Code, "opaque", req.Opaque)
-		return
+		return true
 	}
-	resp.Reset()
-	s.stampReply(resp, req.Opaque, req.SerializeType)
 	rt := s.table.lookup(req.Code)
 	var (
 		start  time.Time
@@ -478,13 +526,27 @@ func (s *Server) handle(c *Conn) {
 			start = time.Now()
 		}
 	}
+	heavy := false
+	if rt != nil && rt.weigh != nil {
+		if w := rt.weigh(req); w > 0 {
+			if !s.awaitTurn(c, r, w) {
+				return false
+			}
+			heavy = true
+		}
+	}
+	resp.Reset()
+	s.stampReply(resp, req.Opaque, req.SerializeType)
 	s.dispatch(c, rt, req, resp)
+	if heavy {
+		s.heavy.release()
+	}
 	if p := c.deferred; p != nil {
 		c.deferred = nil
 		if p.c != nil {
 			// Answered by Pending.Reply, which observes it, perhaps
 			// already.
-			return
+			return true
 		}
 	}
 	if s.observe != nil {
@@ -495,7 +557,7 @@ func (s *Server) handle(c *Conn) {
 		s.observe(req.Code, resp.Code, took, weight)
 	}
 	if req.IsOneway() {
-		return
+		return true
 	}
 	a := c.async.Load()
 	if a != nil {
@@ -514,6 +576,20 @@ func (s *Server) handle(c *Conn) {
 			s.log.Debug("write response", "peer", c.peer, "err", err)
 		}
 	}
+	return true
+}
+
+// awaitTurn waits for a heavy request's turn in the heavy queue. The
+// replies computed so far go out first: a peer that reads them is not kept
+// waiting for them behind the queue, and one that does not read is found
+// out here, blocked in the send with its input watched, before anything
+// more is built for it. It reports false when the connection closed
+// first: the request is not answered.
+func (s *Server) awaitTurn(c *Conn, r netpoll.Reader, weight int) bool {
+	if (c.pending > 0 || len(c.held) > 0) && !s.send(c, r, false) {
+		return false
+	}
+	return c.open() && s.heavy.acquire(c, weight)
 }
 
 // sampleWeight says whether this request of route rt is timed and how many
@@ -552,7 +628,14 @@ func (s *Server) dispatch(c *Conn, rt *route, req, resp *codec.Command) {
 	}
 	err := h(c, req, resp)
 	if err == nil {
-		return
+		if c.deferred != nil {
+			return // answered later, by Pending.Reply
+		}
+		re := s.fitReply(c, req.Code, resp)
+		if re == nil {
+			return
+		}
+		err = re
 	}
 	// An error answers now, deferred or not.
 	c.cancelDeferred()
@@ -599,28 +682,4 @@ func (c *Conn) write(resp *codec.Command) error {
 		}
 	}
 	return encErr
-}
-
-// encodeReply appends resp's frame prefix for the connection to send. A
-// reply that cannot be framed (its header would overflow the 24-bit
-// length field: an error the encoder reports rather than corrupting the
-// stream) becomes a SYSTEM_ERROR without body or extFields, so the peer
-// still gets an answer it can read; the encoder's error is returned for the
-// log.
-func encodeReply(dst []byte, resp *codec.Command) ([]byte, error) {
-	out, err := codec.EncodeFramePrefix(dst, resp, len(resp.Body))
-	if err == nil {
-		return out, nil
-	}
-	resp.Code = codec.SystemError
-	resp.Remark = "the response cannot be sent: " + err.Error()
-	clear(resp.Ext)
-	resp.Ext = resp.Ext[:0]
-	resp.HasExt = false
-	resp.Body = nil
-	out, err2 := codec.EncodeFramePrefix(dst, resp, 0)
-	if err2 != nil {
-		return out, err2
-	}
-	return out, err
 }

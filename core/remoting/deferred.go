@@ -94,6 +94,9 @@ func (p *Pending) Reply(resp *codec.Command) error {
 	}
 	s := p.c.srv
 	s.stampReply(resp, p.opaque, p.serializeType)
+	if re := s.fitReply(p.c, p.code, resp); re != nil {
+		resp.Code, resp.Remark, resp.Body = re.Code, re.Remark, nil
+	}
 	frame, err := encodeReply(nil, resp)
 	if err != nil {
 		s.log.Warn("response too large to frame", "code", p.code, "peer", p.c.peer, "err", err)

@@ -35,4 +35,26 @@
 // they grow, and a flush or a handler that blocks (Conn.BeginBlocking) is
 // watched meanwhile. MaxConnectionsPerIP bounds the connections of one
 // source address.
+//
+// # Locks
+//
+//	lock order: asyncOut.wmu -> asyncOut.qmu
+//	            asyncOut.wmu -> Conn.watchMu -> Budget.mu
+//	leaves:     Server.connsMu, heavyQueue.mu, workers.mu, bufPool.mu
+//	            (nothing is taken under them); handedConn.once -> Server.connsMu
+//
+// A connection is never closed with any of them held: netpoll may run
+// the close callbacks (onClose: connsMu, then the connection's watchMu and
+// wmu) on the closing goroutine, so a watch that closed another connection
+// under its own watchMu could wait for that connection's watch, which may
+// be waiting for it. The watch and the budget therefore hand back what is
+// to be closed (watchInput, tryCharge) and close it after letting go.
+// TestLockOrder checks the source against this order: each Lock, and each
+// call of the package's functions and methods (by name) made while a lock
+// is held.
+//
+// A connection's state is split by job, each in its own struct embedded
+// in Conn: the request loop's (connLoop, one goroutine at a time), the
+// budget account and input watch (connWatch), the TLS side and the
+// hand-off to another protocol (connHandoff).
 package remoting

@@ -6,6 +6,7 @@ package remoting
 
 import (
 	"net"
+	"net/netip"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -13,25 +14,36 @@ import (
 	"github.com/cloudwego/netpoll"
 )
 
-// addConn publishes c unless MaxConnections, or MaxConnectionsPerIP for
-// c's source address, is reached; perIP says which refused it.
-// Connections are counted whatever carries them, TLS and those handed to a
-// sniffer's protocol included.
+// addConn publishes c unless MaxConnections (less the reserved room when
+// c's address is not one it is kept for), or MaxConnectionsPerIP for c's
+// source address, is reached; perIP says which refused it. Connections
+// are counted whatever carries them, TLS and those handed to a sniffer's
+// protocol included.
 func (s *Server) addConn(c *Conn) (ok, perIP bool) {
 	limit, ipLimit := s.limits.maxConns, s.limits.maxPerIP
-	if ipLimit > 0 {
-		c.ip = peerIP(c.peer)
-	}
 	s.connsMu.Lock()
 	defer s.connsMu.Unlock()
-	if limit > 0 && len(s.conns)+len(s.handed) >= limit {
-		return false, false
+	if limit > 0 {
+		n := len(s.conns) + len(s.handed)
+		if n >= limit || (n >= limit-s.limits.reserved && !s.reservedFor(c.ip)) {
+			return false, false
+		}
 	}
 	if ipLimit > 0 && s.perIP[c.ip] >= ipLimit {
 		return false, true
 	}
 	s.addConnLocked(c)
 	return true, false
+}
+
+// reservedFor reports whether the room ReservedConnections keeps is open
+// to ip. It parses the address, so it runs only once that room is reached.
+func (s *Server) reservedFor(ip string) bool {
+	if s.limits.reservedFor == nil {
+		return false
+	}
+	a, err := netip.ParseAddr(ip)
+	return err == nil && s.limits.reservedFor(a.Unmap())
 }
 
 // addConnLocked publishes c; s.connsMu is held.
@@ -82,12 +94,20 @@ type Stats struct {
 	// Budget is the buffered-bytes budget's counts (shared with the
 	// listeners given the same Budget).
 	Budget BudgetStats
+	// HeavyRunning and HeavyWaiting count the heavy requests (Route.Weigh)
+	// being answered and waiting for their turn; HeavySlots bounds the
+	// first.
+	HeavyRunning, HeavyWaiting, HeavySlots int
+	// Pool is the reply-buffer pool's (not shared between listeners).
+	Pool PoolStats
 }
 
 // Stats reads the listener's counts.
 func (s *Server) Stats() Stats {
+	running, waiting := s.heavy.counts(s.heavySlots)
 	return Stats{Conns: s.ConnCount(), RefusedConns: s.refusedTotal.Load(),
-		RefusedPerIP: s.refusedIPTotal.Load(), Budget: s.budget.Stats()}
+		RefusedPerIP: s.refusedIPTotal.Load(), Budget: s.budget.Stats(),
+		HeavyRunning: running, HeavyWaiting: waiting, HeavySlots: s.heavySlots, Pool: s.bufPool.stats()}
 }
 
 // refuseConn logs a connection closed at accept for MaxConnections or

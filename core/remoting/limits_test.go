@@ -6,6 +6,7 @@ package remoting
 
 import (
 	"net"
+	"net/netip"
 	"runtime"
 	"strconv"
 	"strings"
@@ -185,4 +186,47 @@ func TestUnreadRequestsBeyondTheLimitClose(t *testing.T) {
 	if !strings.Contains(logs.String(), "too many unread request bytes") {
 		t.Fatalf("no log line:\n%s", logs)
 	}
+}
+
+// dialFrom connects from the loopback address src.
+func dialFrom(t *testing.T, s *Server, src string) *remotingtest.Wire {
+	t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 2 * time.Second}
+	nc, err := d.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return remotingtest.Over(t, nc)
+}
+
+// With room reserved for the broker and admin networks, connections from
+// elsewhere that fill the rest of MaxConnections leave them room: an
+// allowlisted address still connects, up to MaxConnections, and the others
+// are refused from the reserved room on.
+func TestReservedConnectionsKeepRoomForAllowlistedNetworks(t *testing.T) {
+	s, _ := startTiny(t, func(o *Options) {
+		o.MaxConnections = 5
+		o.ReservedConnections = 2
+		brokers := netip.MustParsePrefix("127.0.7.0/24")
+		o.Reserved = brokers.Contains
+	})
+	for i := range 3 {
+		w := dialFrom(t, s, "127.0.6.1")
+		if resp := w.Call(request(codeEcho, int32(i))); resp.Code != codec.Success {
+			t.Fatalf("connection %d from elsewhere: code %d", i, resp.Code)
+		}
+	}
+	if w := dialFrom(t, s, "127.0.6.2"); !w.ClosedByPeer() {
+		t.Fatal("a connection from elsewhere took the room reserved for the allowlisted networks")
+	}
+	for i := range 2 {
+		w := dialFrom(t, s, "127.0.7.1")
+		if resp := w.Call(request(codeEcho, int32(10+i))); resp.Code != codec.Success {
+			t.Fatalf("allowlisted connection %d refused: code %d", i, resp.Code)
+		}
+	}
+	if w := dialFrom(t, s, "127.0.7.2"); !w.ClosedByPeer() {
+		t.Fatal("an allowlisted connection went past MaxConnections")
+	}
+	remotingtest.WaitFor(t, "refusals counted", func() bool { return s.Stats().RefusedConns == 2 })
 }

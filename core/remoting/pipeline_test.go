@@ -123,9 +123,11 @@ func TestOutsizedReplyHeaderIsNotKept(t *testing.T) {
 	}
 }
 
-// A reply whose header cannot be framed goes out as a SYSTEM_ERROR.
+// A reply whose header cannot be framed goes out as a SYSTEM_ERROR, also
+// under a frame limit that the header's own length field cannot reach.
 func TestUnframeableReplyBecomesSystemError(t *testing.T) {
 	s, _ := startTiny(t, func(o *Options) {
+		o.MaxFrame = 64 << 20
 		o.Routes = append(o.Routes, Route{Code: 7203, Handler: func(_ *Conn, _, resp *codec.Command) error {
 			resp.Remark = string(bytes.Repeat([]byte{1}, 3<<20)) // 18 MiB escaped: over the 24-bit header length
 			resp.SetExt("k", "v")
@@ -135,6 +137,44 @@ func TestUnframeableReplyBecomesSystemError(t *testing.T) {
 	r := dial(t, s).Call(request(7203, 1))
 	if r.Code != codec.SystemError || !strings.HasPrefix(r.Remark, "the response cannot be sent") || r.HasExt {
 		t.Fatalf("code %d remark %.60q ext %v", r.Code, r.Remark, r.HasExt)
+	}
+}
+
+// A reply over the frame limit, a handler's or a deferred one, goes out as
+// a SYSTEM_ERROR that says so, without its extFields.
+func TestReplyOverFrameLimitBecomesSystemError(t *testing.T) {
+	pending := make(chan deferred, 1)
+	s, logs := startTiny(t, func(o *Options) {
+		o.MaxFrame = 64 << 10
+		deferOptions(o, pending)
+		o.Routes = append(o.Routes, Route{Code: 7204, Handler: func(_ *Conn, _, resp *codec.Command) error {
+			resp.Body = bytes.Repeat([]byte{'b'}, 64<<10)
+			resp.SetExt("k", "v")
+			return nil
+		}})
+	})
+	w := dial(t, s)
+	check := func(r *codec.Command, what string) {
+		t.Helper()
+		if r.Code != codec.SystemError || !strings.Contains(r.Remark, "over frameMaxLength (65536)") || r.HasExt || len(r.Body) != 0 {
+			t.Fatalf("%s: code %d remark %.80q ext %v body %d", what, r.Code, r.Remark, r.HasExt, len(r.Body))
+		}
+	}
+	check(w.Call(request(7204, 1)), "handler's reply")
+	w.Send(request(codeDefer, 2))
+	huge := reply("deferred")
+	huge.Body = bytes.Repeat([]byte{'d'}, 64<<10)
+	huge.SetExt("k", "v")
+	if err := (<-pending).p.Reply(huge); err != nil {
+		t.Fatal(err)
+	}
+	check(w.MustRecv(), "deferred reply")
+	// A reply just under the limit goes out as it is.
+	if r := w.Call(request(codeEcho, 3, "v", strings.Repeat("e", 30<<10))); r.Code != codec.Success {
+		t.Fatalf("a reply that fits: code %d %.60q", r.Code, r.Remark)
+	}
+	if !strings.Contains(logs.String(), "response over frameMaxLength") {
+		t.Fatalf("no log line:\n%s", logs)
 	}
 }
 

@@ -10,12 +10,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/cloudwego/netpoll"
-	"github.com/valyala/bytebufferpool"
 
 	"github.com/rocketns/rocketns/codec"
 )
@@ -48,6 +48,14 @@ type Options struct {
 	// is no limit. TLS connections count, and so do those handed to a
 	// Sniffer's protocol until it closes them.
 	MaxConnections int
+	// ReservedConnections of MaxConnections are kept for the addresses
+	// Reserved admits (the broker and admin networks): a connection from
+	// any other address is closed at accept once MaxConnections -
+	// ReservedConnections are open, so that connections from elsewhere
+	// cannot lock the brokers and operators out. <= 0, or a nil
+	// Reserved, keeps none.
+	ReservedConnections int
+	Reserved            func(netip.Addr) bool
 	// MaxConnectionsPerIP closes connections at accept beyond this many
 	// from one source address (loopback included); <= 0 is no limit.
 	MaxConnectionsPerIP int
@@ -69,6 +77,9 @@ type Options struct {
 	// unflushed replies exceed it, so a peer that does not read holds at
 	// most that much; <= 0 flushes only at the end of a batch.
 	MaxPendingResponseBytes int
+	// HeavySlots bounds the heavy requests (Route.Weigh) answered at
+	// once; <= 0 is DefaultHeavySlots.
+	HeavySlots int
 
 	// TLS, when set, serves TLS connections beside plaintext ones: a
 	// connection whose first byte opens a TLS record is handed to
@@ -156,7 +167,7 @@ type Server struct {
 	// MaxConnectionsPerIP; under connsMu.
 	perIP map[string]int
 
-	bufPool bytebufferpool.Pool
+	bufPool bufPool
 	budget  *Budget
 
 	// refused and refusedLogAt rate-limit the MaxConnections log line.
@@ -174,10 +185,15 @@ type Server struct {
 	// returns.
 	handoffs sync.WaitGroup
 
-	inflight *gate
-	closing  atomic.Bool
-	stop     chan struct{}
-	ticker   sync.WaitGroup
+	// workers run the connections' tasks (workers.go).
+	workers *workers
+	// heavy hands out the turns of heavy requests (heavy.go).
+	heavy      *heavyQueue
+	heavySlots int
+	inflight   *gate
+	closing    atomic.Bool
+	stop       chan struct{}
+	ticker     sync.WaitGroup
 
 	hooks testHooks
 }
@@ -187,6 +203,9 @@ type limits struct {
 	maxConns, maxIn, maxOut int
 	idle, write             time.Duration
 	maxPerIP                int
+	// reserved of maxConns are for the addresses reservedFor admits.
+	reserved    int
+	reservedFor func(netip.Addr) bool
 }
 
 // testHooks let tests observe events that have no other outside effect.
@@ -226,11 +245,20 @@ func New(o Options) (*Server, error) {
 		perIP:      make(map[string]int),
 		budget:     o.Budget,
 		handed:     make(map[*handedConn]struct{}),
+		workers:    newWorkers(maxIdleWorkers),
 		inflight:   newGate(),
 		stop:       make(chan struct{}),
 		serveErr:   make(chan error, 1),
 	}
 	s.limits.maxPerIP = o.MaxConnectionsPerIP
+	if o.Reserved != nil && o.ReservedConnections > 0 {
+		s.limits.reserved, s.limits.reservedFor = o.ReservedConnections, o.Reserved
+	}
+	s.heavySlots = o.HeavySlots
+	if s.heavySlots <= 0 {
+		s.heavySlots = DefaultHeavySlots()
+	}
+	s.heavy = newHeavyQueue(s.heavySlots)
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -254,6 +282,9 @@ func New(o Options) (*Server, error) {
 // Start listens on Options.Addr and serves in the background until
 // Shutdown.
 func (s *Server) Start() error {
+	if err := configureNetpoll(); err != nil {
+		return err
+	}
 	ln, err := netpoll.CreateListener("tcp", s.addr)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", s.addr, err)
@@ -265,7 +296,7 @@ func (s *Server) Start() error {
 	}
 	s.ln, s.loop = ln, loop
 	s.now.Store(time.Now().UnixMilli())
-	pool.start()
+	s.workers.start()
 	go func() { s.serveErr <- loop.Serve(ln) }()
 	s.ticker.Add(1)
 	go func() {
@@ -333,12 +364,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.closeHanded()
 	// Hand-off goroutines end once their sockets are closed; one being
 	// handed off right now sees closing and ends too (continueHandoff).
-	if err := waitOrDone(ctx, s.handoffs.Wait); err != nil {
+	if err := WaitOrDone(ctx, s.handoffs.Wait); err != nil {
 		errs = append(errs, fmt.Errorf("waiting for tls and handed-off connections: %w", err))
 	}
 	s.ticker.Wait()
 	if s.loop != nil {
-		pool.stop()
+		s.workers.stop()
 	}
 	return errors.Join(errs...)
 }
@@ -356,11 +387,12 @@ func (s *Server) closeWaiting() {
 	}
 }
 
-// waitOrDone runs wait on a goroutine and returns when it returns or when
-// ctx ends. After ctx ends the goroutine lives on until wait returns, which
-// the connections Shutdown closes next make happen; each call has a channel
-// of its own, so a late return closes nothing that is not its own.
-func waitOrDone(ctx context.Context, wait func()) error {
+// WaitOrDone runs wait (a WaitGroup's Wait, say) on a goroutine and
+// returns when it returns or when ctx ends, with ctx's error: a Shutdown
+// bounded by its context. After ctx ends the goroutine lives on until wait
+// returns, which closing what it waits for makes happen; each call has a
+// channel of its own, so a late return closes nothing that is not its own.
+func WaitOrDone(ctx context.Context, wait func()) error {
 	done := make(chan struct{})
 	go func() {
 		wait()
@@ -378,10 +410,16 @@ func waitOrDone(ctx context.Context, wait func()) error {
 // and nothing written) for longer than IdleTimeout, as the Java server's
 // IdleStateHandler does. netpoll's own idle timeout is TCP keepalive, which
 // is not the same thing. It also closes connections whose unread input
-// passed MaxPendingRequestBytes (checkInput).
+// passed MaxPendingRequestBytes (checkInput), and lets the budget give
+// back what an attack made the process take (Budget.settle).
 func (s *Server) tick() {
-	now := time.Now().UnixMilli()
+	t := time.Now()
+	now := t.UnixMilli()
 	s.now.Store(now)
+	if released, ok := s.budget.settle(t); ok {
+		s.log.Info("connections let go of their buffered bytes: collecting so that the memory goes back to the system",
+			"released_bytes", released, "budget_bytes", s.budget.limit, "setting", "maxBufferedBytes")
+	}
 	idle := s.limits.idle.Milliseconds()
 	for _, c := range s.snapshotConns() {
 		if idle > 0 && now-c.lastActive.Load() > idle {

@@ -32,6 +32,13 @@ type Route struct {
 	// requests it stands for, for a code so frequent that reading the
 	// clock twice per request would cost a noticeable share of it.
 	TimeEvery uint32
+	// Weigh, when set, picks the heavy requests of the code: one it
+	// weighs above 0 waits for its turn in the listener's heavy queue
+	// (heavy.go) before its handler runs, after the replies computed so
+	// far have been sent. Every other request is answered at once on its
+	// connection's task, so a route query never waits behind a decode or
+	// a large encoding. nil: none is heavy.
+	Weigh Weigh
 }
 
 // Error is a refusal: the code and remark the peer gets.
@@ -63,6 +70,7 @@ const denseCodes = 2048
 // route is a Route as the table keeps it.
 type route struct {
 	handler   Handler
+	weigh     Weigh
 	timeEvery uint32
 	// sample is the route's slot in a connection's sampling state, -1
 	// when every request is timed.
@@ -85,7 +93,7 @@ func newTable(routes []Route) (*table, error) {
 		if t.lookup(r.Code) != nil {
 			return nil, fmt.Errorf("code %d routed twice", r.Code)
 		}
-		e := &route{handler: r.Handler, timeEvery: r.TimeEvery, sample: -1}
+		e := &route{handler: r.Handler, weigh: r.Weigh, timeEvery: r.TimeEvery, sample: -1}
 		if r.TimeEvery > 1 {
 			e.sample = t.sampled
 			t.sampled++

@@ -25,7 +25,7 @@ type tlsTransport struct {
 	out *netpoll.LinkBuffer
 }
 
-func (t *tlsTransport) flush(timeout time.Duration) error {
+func (t *tlsTransport) flushRecords(timeout time.Duration) error {
 	t.out.Flush()
 	n := t.out.Len()
 	if n == 0 {
@@ -54,9 +54,6 @@ func (s *Server) serveTLS(raw net.Conn, pre []byte) {
 	c := s.newConn(raw.RemoteAddr().String(), out, raw)
 	c.sniffed = true
 	c.tls = &tlsTransport{raw: raw, tc: tc, out: out}
-	if s.limits.maxPerIP > 0 {
-		c.ip = peerIP(c.peer) // counted, not refused: it passed the cap at accept
-	}
 	s.connsMu.Lock()
 	if s.closing.Load() {
 		// Shutdown may have taken its snapshot before this conn existed.

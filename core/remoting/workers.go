@@ -16,32 +16,56 @@ import (
 	"github.com/cloudwego/netpoll"
 )
 
-// netpoll reads its runner from a package variable without synchronisation,
-// so it is set once, before any connection exists: netpoll documents
-// Configure as an init-time call.
-func init() {
-	if err := netpoll.Configure(netpoll.Config{Runner: pool.run, LoadBalance: netpoll.RoundRobin}); err != nil {
-		panic(fmt.Sprintf("remoting: configure netpoll: %v", err))
-	}
+// netpoll has one runner for the whole process, read from a package
+// variable without synchronisation, and Configure is its only way to set
+// it. So the runner is installed once, by the first Start, before that
+// listener's first connection, and routes each task to the workers of the
+// listener its connection belongs to; tasks of other netpoll servers go to
+// netpoll's own pool as if this package were not there. A process that
+// also runs netpoll servers of its own starts a listener of this package
+// first, or sees their tasks race with the runner's installation.
+var (
+	configureOnce sync.Once
+	configureErr  error
+)
+
+// configureNetpoll installs runTask as netpoll's runner, once per process.
+func configureNetpoll() error {
+	configureOnce.Do(func() {
+		if err := netpoll.Configure(netpoll.Config{Runner: runTask}); err != nil {
+			configureErr = fmt.Errorf("configure netpoll: %w", err)
+		}
+	})
+	return configureErr
 }
 
-// maxIdleWorkers bounds the workers kept waiting. After a burst of that many
-// connections blocked at once they hold a few KiB of stack each (the GC
-// shrinks idle stacks).
+// runTask is netpoll's runner: a connection is this package's when its
+// context carries a Conn (onPrepare), and its tasks go to its listener's
+// workers.
+func runTask(ctx context.Context, f func()) {
+	if ctx != nil {
+		if c, ok := ctx.Value(connKey{}).(*Conn); ok {
+			c.srv.workers.run(f)
+			return
+		}
+	}
+	gopool.CtxGo(ctx, f)
+}
+
+// maxIdleWorkers bounds the workers a listener keeps waiting. After a
+// burst of that many connections blocked at once they hold a few KiB of
+// stack each (the GC shrinks idle stacks).
 const maxIdleWorkers = 1024
 
-// pool runs the tasks of every listener of the process.
-var pool = newWorkers(maxIdleWorkers)
-
-// workers runs the connection tasks of this package's listeners from one
-// queue. A worker takes tasks one after the other on its warm stack, the way
+// workers runs the connection tasks of a listener from one queue. A worker
+// takes tasks one after the other on its warm stack, the way
 // netpoll's pool drains its queue: the tasks of one poller wake-up mostly
 // run back to back on one goroutine rather than each on its own. Whenever a
 // task is queued, or a worker takes one while more wait, at least one other
 // worker is free (woken, started, or between tasks), so a task that blocks
 // (a partial frame, a slow peer) never holds up the queue behind it. A
-// waiting worker beyond maxIdle exits; when no listener is serving none is
-// kept, so no goroutine outlives the last Shutdown.
+// waiting worker beyond maxIdle exits; when the listener is not serving
+// none is kept, so no goroutine outlives its Shutdown.
 type workers struct {
 	mu      sync.Mutex
 	wake    *sync.Cond
@@ -51,7 +75,7 @@ type workers struct {
 	waiting int // workers parked in wake.Wait
 	signals int // of those, woken for a task and already counted free
 	maxIdle int
-	serving int // listeners started and not shut down
+	serving int // Start calls not yet matched by a stop
 }
 
 func newWorkers(maxIdle int) *workers {
@@ -60,15 +84,14 @@ func newWorkers(maxIdle int) *workers {
 	return w
 }
 
-// start counts a listener that began serving.
+// start counts a Start.
 func (w *workers) start() {
 	w.mu.Lock()
 	w.serving++
 	w.mu.Unlock()
 }
 
-// stop counts a listener shut down; after the last one the waiting workers
-// exit.
+// stop counts a Shutdown; after the last one the waiting workers exit.
 func (w *workers) stop() {
 	w.mu.Lock()
 	w.serving--
@@ -78,15 +101,8 @@ func (w *workers) stop() {
 	w.mu.Unlock()
 }
 
-// run is netpoll's Runner. Connections of other netpoll servers in the
-// process (the benchmark's echo ceiling) go to netpoll's default pool, as
-// if this package were not there: a connection is this package's when its
-// context carries a Conn (onPrepare).
-func (w *workers) run(ctx context.Context, f func()) {
-	if ctx == nil || ctx.Value(connKey{}) == nil {
-		gopool.CtxGo(ctx, f)
-		return
-	}
+// run queues a connection task.
+func (w *workers) run(f func()) {
 	w.mu.Lock()
 	w.queue = append(w.queue, f)
 	spawn := w.ensureFree()

@@ -23,8 +23,6 @@ func servingWorkers(maxIdle int) *workers {
 	return w
 }
 
-func connCtx() context.Context { return context.WithValue(context.Background(), connKey{}, &Conn{}) }
-
 func (w *workers) counts() (waiting, free int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -54,7 +52,7 @@ func TestQueuedTasksShareAWorker(t *testing.T) {
 	w := servingWorkers(8)
 	for i := range 6 {
 		done := make(chan struct{})
-		w.run(connCtx(), func() { close(done) })
+		w.run(func() { close(done) })
 		<-done
 		// Once the worker is back waiting, nothing else is: a second
 		// worker would be counted waiting too.
@@ -74,9 +72,9 @@ func TestQueuedTasksAllRun(t *testing.T) {
 	var mu sync.Mutex
 	ran := map[int]int{}
 	done := make(chan struct{}, 10)
-	w.run(connCtx(), func() { <-gate; done <- struct{}{} })
+	w.run(func() { <-gate; done <- struct{}{} })
 	for i := range 5 {
-		w.run(connCtx(), func() {
+		w.run(func() {
 			mu.Lock()
 			ran[i]++
 			mu.Unlock()
@@ -102,9 +100,9 @@ func TestBlockedTaskDoesNotHoldTheQueue(t *testing.T) {
 	w := servingWorkers(8)
 	block := make(chan struct{})
 	defer close(block)
-	w.run(connCtx(), func() { <-block })
+	w.run(func() { <-block })
 	ran := make(chan struct{})
-	w.run(connCtx(), func() { close(ran) })
+	w.run(func() { close(ran) })
 	select {
 	case <-ran:
 	case <-time.After(30 * time.Second):
@@ -113,21 +111,26 @@ func TestBlockedTaskDoesNotHoldTheQueue(t *testing.T) {
 }
 
 func TestWorkersLeaveOtherServersToNetpoll(t *testing.T) {
-	w := servingWorkers(4)
+	s := &Server{workers: servingWorkers(4)}
 	done := make(chan struct{})
-	w.run(context.Background(), func() { close(done) })
+	runTask(context.Background(), func() { close(done) })
 	<-done
-	if waiting, free := w.counts(); waiting != 0 || free != 0 {
-		t.Fatalf("a task without a Conn used this package's workers: waiting %d free %d", waiting, free)
+	if waiting, free := s.workers.counts(); waiting != 0 || free != 0 {
+		t.Fatalf("a task without a Conn used a listener's workers: waiting %d free %d", waiting, free)
 	}
+	// A task of one of this package's connections goes to its listener's.
+	ran := make(chan struct{})
+	runTask(context.WithValue(context.Background(), connKey{}, &Conn{srv: s}), func() { close(ran) })
+	<-ran
+	waitFor(t, s.workers, "after a listener's task", func(waiting, free int) bool { return waiting == 1 && free == 0 })
 }
 
 func TestWorkerSurvivesPanic(t *testing.T) {
 	w := servingWorkers(4)
-	w.run(connCtx(), func() { panic("boom") })
+	w.run(func() { panic("boom") })
 	waitFor(t, w, "after the panic", func(waiting, free int) bool { return waiting == 1 && free == 0 })
 	done := make(chan struct{})
-	w.run(connCtx(), func() { close(done) })
+	w.run(func() { close(done) })
 	<-done
 	waitFor(t, w, "after the next task", func(waiting, free int) bool { return waiting == 1 && free == 0 })
 }
@@ -138,7 +141,7 @@ func TestWaitingWorkersBounded(t *testing.T) {
 	var started sync.WaitGroup
 	for range 5 {
 		started.Add(1)
-		w.run(connCtx(), func() {
+		w.run(func() {
 			started.Done()
 			<-release
 		})
@@ -156,7 +159,7 @@ func TestNoWorkerOutlivesTheLastListener(t *testing.T) {
 	var started sync.WaitGroup
 	for range 3 {
 		started.Add(1)
-		w.run(connCtx(), func() { started.Done(); <-release })
+		w.run(func() { started.Done(); <-release })
 	}
 	started.Wait()
 	close(release)
@@ -169,7 +172,7 @@ func TestNoWorkerOutlivesTheLastListener(t *testing.T) {
 	waitFor(t, w, "no listener left", func(waiting, free int) bool { return waiting == 0 && free == 0 })
 	// A task run after the last stop leaves no worker behind either.
 	done := make(chan struct{})
-	w.run(connCtx(), func() { close(done) })
+	w.run(func() { close(done) })
 	<-done
 	waitFor(t, w, "after a late task", func(waiting, free int) bool { return waiting == 0 && free == 0 })
 }

@@ -34,7 +34,13 @@ type requestCode struct {
 	code    int32
 	handler remoting.Handler
 	class   class
-	auth    auth.Class
+	// weigh picks the requests that wait for a turn in the heavy queue
+	// (remoting.Route.Weigh); nil: answered at once. Heavy are those that
+	// decode a body of a size the peer chooses or encode one that grows
+	// with the route table. The KV and configuration writes wait for the
+	// disk, not a core, behind the store's own lock: they take no turn.
+	weigh remoting.Weigh
+	auth  auth.Class
 	// granted, when set, is the handler behind the authorization check:
 	// it is told who asked (the registration's owner, a bound account's
 	// brokers). handler is then granted with no grant.
@@ -54,29 +60,29 @@ func withGrant(h grantedHandler) remoting.Handler {
 // UNKNOWN, in the admin class, open to everyone.
 func (s *Server) codeTable() []requestCode {
 	return []requestCode{
-		{codec.PutKVConfig, s.handlePutKV, classAdmin, auth.ClassAdmin, nil},
-		{codec.GetKVConfig, s.handleGetKV, classAdmin, auth.ClassOpen, nil},
-		{codec.DeleteKVConfig, s.handleDeleteKV, classAdmin, auth.ClassAdmin, nil},
-		{codec.RegisterBroker, withGrant(s.handleRegister), classRegistration, auth.ClassBrokerReport, s.handleRegister},
-		{codec.UnregisterBroker, withGrant(s.handleUnregister), classRegistration, auth.ClassBrokerWrite, s.handleUnregister},
-		{codec.GetRouteInfoByTopic, s.handleRoute, classRoute, auth.ClassOpen, nil},
-		{codec.GetBrokerClusterInfo, s.handleClusterInfo, classAdmin, auth.ClassOpen, nil},
-		{codec.WipeWritePermOfBroker, s.handleWipeWritePerm, classAdmin, auth.ClassAdmin, nil},
-		{codec.GetAllTopicListFromNameServer, s.handleAllTopicList, classAdmin, auth.ClassOpen, nil},
-		{codec.DeleteTopicInNamesrv, s.handleDeleteTopic, classAdmin, auth.ClassAdmin, nil},
-		{codec.RegisterTopicInNamesrv, withGrant(s.handleRegisterTopic), classAdmin, auth.ClassBrokerWrite, s.handleRegisterTopic},
-		{codec.GetKVListByNamespace, s.handleKVList, classAdmin, auth.ClassOpen, nil},
-		{codec.GetTopicsByCluster, s.handleTopicsByCluster, classAdmin, auth.ClassOpen, nil},
-		{codec.GetSystemTopicListFromNS, s.handleSystemTopicList, classAdmin, auth.ClassOpen, nil},
-		{codec.GetUnitTopicList, s.unitTopicHandler(route.UnitTopics), classAdmin, auth.ClassOpen, nil},
-		{codec.GetHasUnitSubTopicList, s.unitTopicHandler(route.HasUnitSubTopics), classAdmin, auth.ClassOpen, nil},
-		{codec.GetHasUnitSubUnUnitTopicList, s.unitTopicHandler(route.HasUnitSubUnunitTopics), classAdmin, auth.ClassOpen, nil},
-		{codec.UpdateNamesrvConfig, s.handleUpdateConfig, classAdmin, auth.ClassAdmin, nil},
-		{codec.GetNamesrvConfig, s.handleGetConfig, classAdmin, auth.ClassConfigRead, nil},
-		{codec.QueryDataVersion, s.handleQueryDataVersion, classRegistration, auth.ClassBrokerReport, nil},
-		{codec.AddWritePermOfBroker, s.handleAddWritePerm, classAdmin, auth.ClassAdmin, nil},
-		{codec.GetBrokerMemberGroup, s.handleBrokerMemberGroup, classAdmin, auth.ClassOpen, nil},
-		{codec.BrokerHeartbeat, s.handleHeartbeat, classRegistration, auth.ClassBrokerReport, nil},
+		{codec.PutKVConfig, s.handlePutKV, classAdmin, nil, auth.ClassAdmin, nil},
+		{codec.GetKVConfig, s.handleGetKV, classAdmin, nil, auth.ClassOpen, nil},
+		{codec.DeleteKVConfig, s.handleDeleteKV, classAdmin, nil, auth.ClassAdmin, nil},
+		{codec.RegisterBroker, withGrant(s.handleRegister), classRegistration, weighRegistration, auth.ClassBrokerReport, s.handleRegister},
+		{codec.UnregisterBroker, withGrant(s.handleUnregister), classRegistration, nil, auth.ClassBrokerWrite, s.handleUnregister},
+		{codec.GetRouteInfoByTopic, s.handleRoute, classRoute, nil, auth.ClassOpen, nil},
+		{codec.GetBrokerClusterInfo, s.handleClusterInfo, classAdmin, remoting.Heavy, auth.ClassOpen, nil},
+		{codec.WipeWritePermOfBroker, s.handleWipeWritePerm, classAdmin, remoting.Heavy, auth.ClassAdmin, nil},
+		{codec.GetAllTopicListFromNameServer, s.handleAllTopicList, classAdmin, remoting.Heavy, auth.ClassOpen, nil},
+		{codec.DeleteTopicInNamesrv, s.handleDeleteTopic, classAdmin, remoting.Heavy, auth.ClassAdmin, nil},
+		{codec.RegisterTopicInNamesrv, withGrant(s.handleRegisterTopic), classAdmin, remoting.Heavy, auth.ClassBrokerWrite, s.handleRegisterTopic},
+		{codec.GetKVListByNamespace, s.handleKVList, classAdmin, remoting.Heavy, auth.ClassOpen, nil},
+		{codec.GetTopicsByCluster, s.handleTopicsByCluster, classAdmin, remoting.Heavy, auth.ClassOpen, nil},
+		{codec.GetSystemTopicListFromNS, s.handleSystemTopicList, classAdmin, remoting.Heavy, auth.ClassOpen, nil},
+		{codec.GetUnitTopicList, s.unitTopicHandler(route.UnitTopics), classAdmin, remoting.Heavy, auth.ClassOpen, nil},
+		{codec.GetHasUnitSubTopicList, s.unitTopicHandler(route.HasUnitSubTopics), classAdmin, remoting.Heavy, auth.ClassOpen, nil},
+		{codec.GetHasUnitSubUnUnitTopicList, s.unitTopicHandler(route.HasUnitSubUnunitTopics), classAdmin, remoting.Heavy, auth.ClassOpen, nil},
+		{codec.UpdateNamesrvConfig, s.handleUpdateConfig, classAdmin, nil, auth.ClassAdmin, nil},
+		{codec.GetNamesrvConfig, s.handleGetConfig, classAdmin, nil, auth.ClassConfigRead, nil},
+		{codec.QueryDataVersion, s.handleQueryDataVersion, classRegistration, nil, auth.ClassBrokerReport, nil},
+		{codec.AddWritePermOfBroker, s.handleAddWritePerm, classAdmin, remoting.Heavy, auth.ClassAdmin, nil},
+		{codec.GetBrokerMemberGroup, s.handleBrokerMemberGroup, classAdmin, nil, auth.ClassOpen, nil},
+		{codec.BrokerHeartbeat, s.handleHeartbeat, classRegistration, nil, auth.ClassBrokerReport, nil},
 	}
 }
 
@@ -98,10 +104,9 @@ func (s *Server) dispatchTable() []remoting.Route {
 	codes := s.codeTable()
 	routes := make([]remoting.Route, len(codes))
 	for i, c := range codes {
-		routes[i] = remoting.Route{Code: c.code, Handler: s.fitReply(s.guard(c))}
+		routes[i] = remoting.Route{Code: c.code, Handler: s.guard(c), Weigh: c.weigh}
 		if c.class == classRoute {
 			routes[i].TimeEvery = routeSample
-			routes[i].Handler = s.guard(c) // checks its reply's size itself (replysize.go)
 		}
 	}
 	return routes

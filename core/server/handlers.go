@@ -59,7 +59,7 @@ func (s *Server) handleRoute(c *remoting.Conn, req, resp *codec.Command) error {
 		buf := c.Buffer()
 		buf.B = body.AppendTopicRoute(buf.B[:0], r, body.Legacy)
 		resp.Body = buf.B
-		return s.fits(c, req, resp)
+		return nil
 	}
 	var b []byte
 	if orderConf != "" {
@@ -71,7 +71,7 @@ func (s *Server) handleRoute(c *remoting.Conn, req, resp *codec.Command) error {
 		return topicNotExist(topic)
 	}
 	resp.Body = b
-	return s.fits(c, req, resp)
+	return nil
 }
 
 // peerHost is the host of a connection's peer address, the source a
@@ -140,6 +140,29 @@ func readBrokerHeader(req *codec.Command) (h brokerHeader, err error) {
 	return h, err
 }
 
+// A registration body under smallRegistration costs well under a
+// millisecond to decode and apply: it is answered at once, so a broker's
+// ordinary registration never waits behind the large ones of others.
+// Larger ones wait for their turn in the heavy queue (remoting.Weigh).
+const smallRegistration = 64 << 10
+
+// compressedWeight is how much more a compressed body's byte costs than an
+// uncompressed one's: its topic records inflate roughly tenfold.
+const compressedWeight = 8
+
+// weighRegistration weighs a REGISTER_BROKER by its body: 0 under
+// smallRegistration.
+func weighRegistration(req *codec.Command) int {
+	cost := len(req.Body)
+	if v, ok := req.ExtValue("compressed"); ok && javaBool(v) {
+		cost *= compressedWeight
+	}
+	if cost < smallRegistration {
+		return 0
+	}
+	return cost
+}
+
 // handleRegister is REGISTER_BROKER; g is who signed it (nobody when
 // unsigned), the owner the route table records for the broker.
 func (s *Server) handleRegister(c *remoting.Conn, req, resp *codec.Command, g auth.Grant) error {
@@ -164,9 +187,6 @@ func (s *Server) handleRegister(c *remoting.Conn, req, resp *codec.Command, g au
 	compressed := false
 	if v, ok := req.ExtValue("compressed"); ok {
 		compressed = javaBool(v)
-	}
-	if s.regSlots.acquire(c, registrationCost(len(req.Body), compressed)) {
-		defer s.regSlots.release()
 	}
 	// A compressed body may inflate to what an uncompressed one may carry.
 	rb, err := body.DecodeRegisterBrokerBounded(req.Body, compressed, req.Version, s.maxFrame(), s.cfg.MaxTopicsPerBroker)

@@ -158,8 +158,11 @@ var gaugeFamilies = []metrics.Family{
 	{Name: metricsPrefix + "ready", Help: "1 when /readyz would answer 200.", Type: prometheus.GaugeValue},
 	{Name: metricsPrefix + "connections_refused_per_address_total", Help: "Connections closed at accept because their source address had maxConnectionsPerIP open.", Type: prometheus.CounterValue},
 	{Name: metricsPrefix + "buffered_bytes", Help: "Request and response bytes the remoting connections hold buffered (maxBufferedBytes budget).", Type: prometheus.GaugeValue},
+	{Name: metricsPrefix + "buffered_bytes_peak", Help: "The most request and response bytes the remoting connections held buffered at once since start.", Type: prometheus.GaugeValue},
 	{Name: metricsPrefix + "buffered_bytes_limit", Help: "The buffered-bytes budget (maxBufferedBytes).", Type: prometheus.GaugeValue},
 	{Name: metricsPrefix + "buffer_closes_total", Help: "Connections closed for the buffered-bytes budget: refused (the asker) or evicted (a larger holder).", Type: prometheus.CounterValue, Labels: []string{"reason"}},
+	{Name: metricsPrefix + "heavy_requests_running", Help: "Heavy requests (large registrations, topic lists, cluster info) being answered.", Type: prometheus.GaugeValue},
+	{Name: metricsPrefix + "heavy_requests_waiting", Help: "Heavy requests waiting for their turn.", Type: prometheus.GaugeValue},
 }
 
 // collectors are the NameServer's metrics on the admin listener: the
@@ -186,9 +189,12 @@ func (s *Server) collectGauges(e metrics.Emitter) {
 		rs := s.remote.Stats()
 		e.Emit(metricsPrefix+"connections_refused_per_address_total", float64(rs.RefusedPerIP))
 		gauge("buffered_bytes", int(rs.Budget.Used))
+		gauge("buffered_bytes_peak", int(rs.Budget.Peak))
 		gauge("buffered_bytes_limit", int(rs.Budget.Limit))
 		e.Emit(metricsPrefix+"buffer_closes_total", float64(rs.Budget.Refused), "refused")
 		e.Emit(metricsPrefix+"buffer_closes_total", float64(rs.Budget.Evicted), "evicted")
+		gauge("heavy_requests_running", rs.HeavyRunning)
+		gauge("heavy_requests_waiting", rs.HeavyWaiting)
 	}
 	up := 0
 	if s.ready() == "" {

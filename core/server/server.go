@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"runtime"
+	"net/netip"
 	"slices"
 	"strconv"
 	"sync"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/core/adminhttp"
+	"github.com/rocketns/rocketns/core/auth"
 	"github.com/rocketns/rocketns/core/certs"
 	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/core/kv"
@@ -46,10 +47,6 @@ type Server struct {
 	// admin holds the run-time configuration and the 905 sender
 	// (handlers_config.go, notify.go).
 	admin adminState
-
-	// regSlots bounds how many registrations decode and apply at once
-	// (regslots.go).
-	regSlots *regSlots
 
 	// tls is the certificate material; nil when tls.server.mode is
 	// disabled.
@@ -126,11 +123,10 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Server, error) 
 			"path", cfg.KVConfigPath, "what", over)
 	}
 	s := &Server{
-		cfg:      cfg,
-		log:      log,
-		kv:       store,
-		stop:     make(chan struct{}),
-		regSlots: newRegSlots(runtime.GOMAXPROCS(0) / 2),
+		cfg:  cfg,
+		log:  log,
+		kv:   store,
+		stop: make(chan struct{}),
 	}
 	for _, o := range opts {
 		o(s)
@@ -166,6 +162,20 @@ func (s *Server) clock() int64 {
 // Routes exposes the route table (for tests and the process's own status).
 func (s *Server) Routes() *route.Table { return s.routes }
 
+// reservedNets are the networks reservedConnections keeps room for: the
+// admin and broker allowlists, none when neither is set.
+func (s *Server) reservedNets() ([]netip.Prefix, error) {
+	admin, err := auth.ParseCIDRs(s.cfg.AdminAllowCIDRs)
+	if err != nil {
+		return nil, err
+	}
+	brokers, err := auth.ParseCIDRs(s.cfg.BrokerAllowCIDRs)
+	if err != nil {
+		return nil, err
+	}
+	return append(admin, brokers...), nil
+}
+
 // listener builds the remoting listener once: the dispatch table, the
 // limits and TLS from the configuration, and the hooks that tie
 // connections to brokers and requests to the metrics.
@@ -194,6 +204,19 @@ func (s *Server) listener() (*remoting.Server, error) {
 	}
 	if s.tls != nil {
 		o.TLS = &remoting.TLS{Config: s.tls.Config(), Enforce: s.tls.Mode() == config.TLSEnforcing}
+	}
+	if nets, err := s.reservedNets(); err != nil {
+		return nil, err
+	} else if len(nets) > 0 {
+		o.ReservedConnections = cfg.ReservedConnections
+		o.Reserved = func(a netip.Addr) bool {
+			for _, n := range nets {
+				if n.Contains(a) {
+					return true
+				}
+			}
+			return false
+		}
 	}
 	r, err := remoting.New(o)
 	if err != nil {

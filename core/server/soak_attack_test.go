@@ -34,6 +34,7 @@ import (
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/codec/body"
 	"github.com/rocketns/rocketns/core/client"
+	"github.com/rocketns/rocketns/core/remoting"
 	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 )
 
@@ -119,13 +120,6 @@ func peakRSS() string {
 // registration answered after 15 s, so remotingtest.Hang would end a run
 // that is only slow. Like Hang it only ends a test that would hang.
 const queuedHang = 5 * time.Minute
-
-// dialRawFrom opens a raw connection from the loopback address src.
-func dialRawFrom(t *testing.T, src, addr string) (net.Conn, error) {
-	t.Helper()
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: remotingtest.Hang}
-	return d.Dial("tcp", addr)
-}
 
 func TestSoakAttacks(t *testing.T) {
 	size := attackSizeOf(t)
@@ -408,5 +402,251 @@ func TestSoakAttacks(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("server log:\n%s", logs)
+	}
+}
+
+// listAttackSize is the pipelined topic-list attack's size: conns
+// connections from one address, each pipelining requests
+// GET_ALL_TOPIC_LIST requests against a table of topics topics and reading
+// none of the answers, while the route readers get routes answers; budget
+// is maxBufferedBytes, less than the attackers' answers would take if
+// they were answered regardless (conns x requests x 100 KB).
+type listAttackSize struct {
+	conns, requests, topics, routes int
+	budget                          int64
+}
+
+func listAttackSizeOf(t *testing.T) listAttackSize {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("attack suite skipped under -short")
+	}
+	if os.Getenv(soakEnv) != "" {
+		return listAttackSize{conns: 300, requests: 3000, topics: 5000, routes: 2000, budget: 256 << 20}
+	}
+	return listAttackSize{conns: 8, requests: 200, topics: 5000, routes: 100, budget: 32 << 20}
+}
+
+// listAttack is a server with one broker carrying size.topics topics (each
+// GET_ALL_TOPIC_LIST answer lists them all, about 100 KB), route readers
+// on 127.0.0.1 and attackers on another address.
+type listAttack struct {
+	t      *testing.T
+	size   listAttackSize
+	s      *Server
+	logs   *remotingtest.Logs
+	budget int64
+
+	stop              chan struct{}
+	readers           sync.WaitGroup
+	answered, failed  atomic.Int64
+	firstFailure      atomic.Value
+	attackers         []net.Conn
+	connsBeforeAttack int
+}
+
+func (a *listAttack) topic(i int) string { return fmt.Sprintf("pipelined-topic-%05d", i%a.size.topics) }
+
+func (a *listAttack) dial() *client.Client {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, a.s.Addr())
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	a.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// startListAttack starts the server with the given budget, registers the
+// broker and starts the route readers.
+func startListAttack(t *testing.T, size listAttackSize, budget int64) *listAttack {
+	cfg := testConfig(t)
+	cfg.MaxBufferedBytes = int(budget)
+	cfg.ServerChannelMaxIdleTimeSeconds = 600
+	// An attacker is closed when its answers have not been taken for
+	// this long: short, so that the test does not wait for the default.
+	cfg.ServerWriteTimeoutSeconds = 3
+	s, logs := startServer(t, cfg)
+	a := &listAttack{t: t, size: size, s: s, logs: logs, budget: budget, stop: make(chan struct{})}
+	rb := &body.RegisterBroker{FilterServerList: []string{}, DataVersion: body.DataVersion{Timestamp: 1, Counter: 1}}
+	for i := 0; i < size.topics; i++ {
+		rb.Topics = append(rb.Topics, body.TopicConfig{TopicName: a.topic(i), ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	broker := client.Broker{Cluster: "big", Name: "big-0", Addr: "10.9.1.1:10911", HeartbeatTimeoutMillis: 600000}
+	if _, _, err := a.dial().RegisterBroker(ctx, broker, rb); err != nil {
+		t.Fatal(err)
+	}
+	// Route readers: each query must be answered within the time a client
+	// gives it (the Java client's default is 3 s); a hang, not a timing.
+	const routeDeadline = 5 * time.Second
+	const readers = 4
+	for r := 0; r < readers; r++ {
+		c := a.dial()
+		a.readers.Add(1)
+		go func() {
+			defer a.readers.Done()
+			for i := r; ; i += readers {
+				select {
+				case <-a.stop:
+					return
+				default:
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), routeDeadline)
+				code, remark, _, err := c.RouteBody(ctx, a.topic(i), codec.ServerVersion)
+				cancel()
+				if err == nil && code != codec.Success {
+					err = fmt.Errorf("code %d %q", code, remark)
+				}
+				if err != nil {
+					if a.failed.Add(1) == 1 {
+						a.firstFailure.Store(err.Error())
+					}
+					return
+				}
+				a.answered.Add(1)
+			}
+		}()
+	}
+	// The broker's connection and the readers': a dial returns before the
+	// server has taken the connection on, so wait for it to count them.
+	a.connsBeforeAttack = 1 + readers
+	remotingtest.WaitFor(t, "the readers' connections", func() bool { return s.remote.Stats().Conns == a.connsBeforeAttack })
+	return a
+}
+
+// attack opens the attackers' connections, each writing all its requests
+// at once and reading nothing.
+func (a *listAttack) attack() {
+	frame := codec.AppendFrame(nil, request(codec.GetAllTopicListFromNameServer, 1))
+	batch := bytes.Repeat(frame, a.size.requests)
+	for i := 0; i < a.size.conns; i++ {
+		nc, err := dialRawFrom(a.t, "127.0.5.1", a.s.Addr())
+		if err != nil {
+			a.t.Fatal(err)
+		}
+		nc.(*net.TCPConn).SetReadBuffer(16 << 10)
+		a.attackers = append(a.attackers, nc)
+		go func() {
+			nc.SetWriteDeadline(time.Now().Add(time.Minute))
+			nc.Write(batch) // ends early when the server closes it
+		}()
+		a.t.Cleanup(func() { nc.Close() })
+	}
+}
+
+// footprint is what the Go runtime holds from the system and has not
+// given back: the process's RSS less what is not the runtime's (the
+// binary's pages, C allocations).
+func footprint() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64() - s[1].Value.Uint64()
+}
+
+// endReaders stops the route readers and reports their failures.
+func (a *listAttack) endReaders() {
+	close(a.stop)
+	a.readers.Wait()
+	if n := a.failed.Load(); n > 0 {
+		a.t.Errorf("%d route queries failed during the attack, first: %v", n, a.firstFailure.Load())
+	}
+}
+
+// TestSoakPipelinedTopicLists: connections from one address pipeline
+// GET_ALL_TOPIC_LIST (open to everyone, an answer of about 100 KB each)
+// and never read the answers. A connection whose answers are not taken
+// gets nothing more answered: what it makes the server hold stays within
+// the budget (the server's own account of it), it is closed, and route
+// queries on other connections keep being answered throughout.
+func TestSoakPipelinedTopicLists(t *testing.T) {
+	size := listAttackSizeOf(t)
+	budget := size.budget
+	a := startListAttack(t, size, budget)
+	lists := func() uint64 { byClass, _ := a.s.metrics.requests.Totals(); return byClass[classAdmin] }
+	listsBefore := lists()
+	began := time.Now()
+	a.attack()
+	// Each attacker is answered what the socket buffers take, then its
+	// flush blocks until the write timeout closes it. The readers go on
+	// meanwhile; the wait ends once every attacker is gone and the readers
+	// were answered size.routes times since the attack began.
+	before := a.answered.Load()
+	for end := time.Now().Add(10 * time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		st := a.s.remote.Stats()
+
+		if (a.answered.Load()-before >= int64(a.size.routes) && st.Conns <= a.connsBeforeAttack) || a.failed.Load() > 0 {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("the attack never ended: %d route answers, %+v", a.answered.Load()-before, st)
+		}
+	}
+	a.endReaders()
+	st := a.s.remote.Stats()
+	answeredLists := lists() - listsBefore
+	t.Logf("attack (%v): %d connections x %d requests, %d lists answered, %d route queries; budget %+v",
+		time.Since(began).Round(time.Millisecond), size.conns, size.requests, answeredLists, a.answered.Load()-before, st.Budget)
+	if st.Budget.Peak > budget {
+		t.Errorf("the connections held %d bytes buffered at the peak, over the %d-byte budget", st.Budget.Peak, budget)
+	}
+	// Each attacker was stopped by its own unread answers, long before
+	// the budget had to close anyone to make room.
+	if n := st.Budget.Refused + st.Budget.Evicted; n > 0 {
+		t.Errorf("%d connections closed for the budget: the attackers were answered until it was full (peak %d of %d bytes)", n, st.Budget.Peak, budget)
+	}
+	// Nothing like every request answered: each attacker stopped being
+	// served once its answers were not taken.
+	if all := uint64(size.conns * size.requests); answeredLists*4 > all {
+		t.Errorf("%d of %d topic lists answered to connections that read none", answeredLists, all)
+	}
+	remotingtest.WaitFor(t, "the budget emptied", func() bool { return a.s.remote.Stats().Budget.Used == 0 })
+	if t.Failed() {
+		t.Logf("server log:\n%s", a.logs)
+	}
+}
+
+// TestSoakMemoryReturnsAfterPipelinedTopicLists: once the topic-list
+// attackers are gone, the budget's account and the reply-buffer pool are
+// back at their idle level (nothing charged, nothing lent, the pool at
+// most its bound), and the memory the process took goes back to the
+// system by itself: nothing here forces a collection.
+func TestSoakMemoryReturnsAfterPipelinedTopicLists(t *testing.T) {
+	size := listAttackSizeOf(t)
+	a := startListAttack(t, size, size.budget)
+	runtime.GC()
+	base := footprint()
+	idle := a.s.remote.Stats()
+	a.attack()
+	var peak uint64
+	remotingtest.WaitFor(t, "the attackers closed", func() bool {
+		peak = max(peak, footprint())
+		return a.s.remote.Stats().Conns <= a.connsBeforeAttack
+	})
+	a.endReaders()
+	var st remoting.Stats
+	remotingtest.WaitFor(t, "the budget and the pool back at their idle level", func() bool {
+		st = a.s.remote.Stats()
+		return st.Budget.Used == 0 && st.Pool.Lent == 0
+	})
+	if st.Pool.IdleBytes > 8<<20 {
+		t.Errorf("the reply-buffer pool keeps %d MiB after the attack (%d MiB before it)", st.Pool.IdleBytes>>20, idle.Pool.IdleBytes>>20)
+	}
+	// At most 32 MiB above the footprint before the attack, within a
+	// minute: the runtime's scavenger returns pages at its own pace.
+	const slack = 32 << 20
+	after := footprint()
+	for end := time.Now().Add(time.Minute); int64(after)-int64(base) > slack && time.Now().Before(end); after = footprint() {
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("footprint %d MiB before the attack, %d MiB at its peak, %d MiB after it; budget peak %d MiB; peak RSS %s",
+		base>>20, peak>>20, after>>20, st.Budget.Peak>>20, peakRSS())
+	if int64(after)-int64(base) > slack {
+		t.Errorf("%d MiB taken by the attack still held a minute after it", (int64(after)-int64(base))>>20)
+	}
+	if t.Failed() {
+		t.Logf("server log:\n%s", a.logs)
 	}
 }

@@ -57,6 +57,10 @@ type flags struct {
 	targets      string
 	rounds       int
 	echoKind     string
+	attackConns  int
+	attackReqs   int
+	attackFrom   string
+	settle       time.Duration
 }
 
 // parse reads the command line. Help goes to stdout; an error comes back
@@ -91,6 +95,10 @@ func parse(args []string, stdout io.Writer) (*flags, error) {
 	fs.StringVar(&f.drop, "drop", "10,50,100", "expiry: percentages of brokers to take away, one run each")
 	fs.BoolVar(&f.silent, "silent", false, "expiry: brokers stop heartbeating instead of closing their connections")
 	fs.IntVar(&f.bigTopics, "big-topics", 100_000, "register-big: topics in the one registration")
+	fs.IntVar(&f.attackConns, "attack-conns", 300, "pipeline: attacking connections, all from -attack-from")
+	fs.IntVar(&f.attackReqs, "attack-requests", 3000, "pipeline: GET_ALL_TOPIC_LIST requests each attacking connection writes at once, never reading an answer")
+	fs.StringVar(&f.attackFrom, "attack-from", "127.0.0.2", "pipeline: the attackers' loopback source address")
+	fs.DurationVar(&f.settle, "settle", 60*time.Second, "pipeline: how long the server's RSS is followed after the run, without load")
 	fs.BoolVar(&f.jsonOut, "json", false, "print the report as JSON")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines on stderr")
 	fs.BoolVar(&f.serveLimit, "serve-limit", false, "internal: serve the limit body read from stdin (the child of a limit run)")
@@ -193,7 +201,8 @@ func (f *flags) options(stderr io.Writer) (loadgen.Options, error) {
 		},
 		Duration: f.duration, Zipf: f.zipf, Version: int32(f.version), Limit: f.limit,
 		Silent: f.silent, BigTopics: f.bigTopics, Rounds: f.rounds,
-		Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Pipeline: loadgen.PipelineSpec{Conns: f.attackConns, Requests: f.attackReqs, From: f.attackFrom, Settle: f.settle},
+		Log:      slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	var err error
 	if o.Conns, err = intList("conns", f.conns); err != nil {
