@@ -616,13 +616,14 @@ func TestPooledConnectionReplacedWhenIdle(t *testing.T) {
 	}
 	defer dialer.Close()
 	attachLoopback(acc, dialer)
-	got := make(chan string, 4)
+	got, accepted := make(chan string, 4), make(chan struct{}, 4)
 	go func() {
 		for {
 			c, err := acc.Accept()
 			if err != nil {
 				return
 			}
+			accepted <- struct{}{}
 			go func() {
 				defer c.Close()
 				b := make([]byte, 5)
@@ -638,6 +639,13 @@ func TestPooledConnectionReplacedWhenIdle(t *testing.T) {
 	}
 	defer c.Close()
 	first := c.(*streamConn).cur.Load().raw.LocalAddr().String()
+	// Accept returns a connection once the layer tracks it: only then can
+	// an empty table mean the acceptor closed it.
+	select {
+	case <-accepted:
+	case <-time.After(remotingtest.Hang):
+		t.Fatal("the connection was never accepted")
+	}
 	// Idle past the acceptor's timeout: the acceptor closed its side.
 	remotingtest.WaitFor(t, "the acceptor to close the idle connection", func() bool {
 		acc.mu.Lock()
