@@ -113,8 +113,11 @@ func testWarmRestart(t *testing.T, bin string, enable, kill bool, intervalMs int
 
 	// Nothing registers with the second process: its first queries are
 	// answered from what the first left on disk.
+	spawned := time.Now()
 	second := startChild(t, bin, filepath.Join(dir, "namesrv-2.log"), args...)
 	got := routeAnswers(t, second.addr)
+	// Reported, not asserted: a loaded machine sets the pace.
+	t.Logf("the restarted process answered its first %d route queries %v after it was spawned", len(got), time.Since(spawned).Round(time.Millisecond))
 	for i, a := range got {
 		switch {
 		case !enable && a.code != codec.TopicNotExist:
