@@ -83,7 +83,7 @@ func TestSoakControllerAttacks(t *testing.T) {
 		startBroker(t, b)
 		bs = append(bs, b)
 	}
-	waitFor(t, "both brokers alive", func() bool { return s.Stats().BrokersAlive == 2 })
+	remotingtest.WaitFor(t, "both brokers alive", func() bool { return s.Stats().BrokersAlive == 2 })
 	before := groupOf(t, s, "broker-a")
 	elections := s.Stats().Elections
 	intact := func(phase string) {
@@ -238,7 +238,7 @@ func TestSoakControllerAttacks(t *testing.T) {
 		for _, w := range flood {
 			w.NC.Close()
 		}
-		waitFor(t, "the flooding connections closed", func() bool { return s.remote.Stats().Conns <= conns-1-len(flood) })
+		remotingtest.WaitFor(t, "the flooding connections closed", func() bool { return s.remote.Stats().Conns <= conns-1-len(flood) })
 		runtime.GC()
 		runtime.GC()
 		heap1 := liveHeapBytes()

@@ -128,7 +128,7 @@ func (c *cluster) node(i int) *Server {
 func (c *cluster) agreed() int {
 	c.t.Helper()
 	l := -1
-	waitFor(c.t, "every node naming the same leader", func() bool {
+	remotingtest.WaitFor(c.t, "every node naming the same leader", func() bool {
 		l = c.leaderNow()
 		return l >= 0
 	})
@@ -211,7 +211,7 @@ func (c *cluster) groups(i int) []status.ControllerGroup {
 func (c *cluster) converged(cond func([]status.ControllerGroup) bool) []status.ControllerGroup {
 	c.t.Helper()
 	var out []status.ControllerGroup
-	waitFor(c.t, "every node holding the same sets", func() bool {
+	remotingtest.WaitFor(c.t, "every node holding the same sets", func() bool {
 		out = nil
 		for i := range c.nodes {
 			if c.node(i) == nil {
@@ -307,7 +307,7 @@ func TestThreeNodeGroup(t *testing.T) {
 	leaderOnly[4].Body = []byte(`["` + probe + `"]`)
 	var l int
 	var answers []*codec.Command
-	waitFor(t, "a round of requests to a node that followed throughout", func() bool {
+	remotingtest.WaitFor(t, "a round of requests to a node that followed throughout", func() bool {
 		l = c.agreed()
 		fi := (l + 1) % 3
 		term := c.followerTerm(fi)
@@ -367,7 +367,7 @@ func TestThreeNodeGroup(t *testing.T) {
 	a.Kill()
 	n := waitNotice(t, b, idb, 2)
 	checkNotice(t, n, b.Addr(), idb, 2, 3)
-	waitFor(t, "broker 2 to be master", func() bool { return b.State().Master })
+	remotingtest.WaitFor(t, "broker 2 to be master", func() bool { return b.State().Master })
 	c.converged(func(gs []status.ControllerGroup) bool { return gs[0].MasterID == idb && gs[0].MasterEpoch == 2 })
 
 	// The old master comes back as a slave (it has its id: 1005, 1003)
@@ -389,7 +389,7 @@ func TestThreeNodeGroup(t *testing.T) {
 		t.Fatalf("node %d still leads after it stopped", l)
 	}
 	for _, br := range []*brokersim.Broker{a, b} {
-		waitFor(t, "the brokers to find the new leader", func() bool {
+		remotingtest.WaitFor(t, "the brokers to find the new leader", func() bool {
 			l2 := c.leaderNow()
 			return l2 >= 0 && br.State().Leader == c.addrs[l2]
 		})
@@ -397,7 +397,7 @@ func TestThreeNodeGroup(t *testing.T) {
 	b.Kill()
 	n = waitNotice(t, a, ida, 3)
 	checkNotice(t, n, a.Addr(), ida, 3, 5)
-	waitFor(t, "broker 1 to be master again", func() bool { return a.State().Master })
+	remotingtest.WaitFor(t, "broker 1 to be master again", func() bool { return a.State().Master })
 	startBroker(t, b)
 
 	// The stopped node catches up; then every node restarts from its

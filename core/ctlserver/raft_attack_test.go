@@ -201,7 +201,7 @@ func TestRaftAttacks(t *testing.T) {
 		}
 		// Every attacking connection ends: strangers' raft connections at
 		// once, silent ones at the idle timeout.
-		waitFor(t, "the node to close every attacking connection", func() bool { return open.Load() == 0 })
+		remotingtest.WaitFor(t, "the node to close every attacking connection", func() bool { return open.Load() == 0 })
 		c.agreed()
 		unchanged()
 		t.Logf("%d connections: %d served at most at once, %d refused at accept (%d for the per-address cap), %d raft connections refused",
