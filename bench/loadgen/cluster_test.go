@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rocketns/rocketns/core/config"
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 	"github.com/rocketns/rocketns/core/route"
 	"github.com/rocketns/rocketns/core/server"
 )
@@ -97,7 +98,7 @@ func TestSimulatedBrokersStayAliveOnDataVersionHeartbeats(t *testing.T) {
 	for step := range 4 {
 		clock.Add(timeout * 6 / 10)
 		now := clock.Load()
-		waitFor(t, fmt.Sprintf("step %d: the live brokers' heartbeats at the new time", step), func() bool {
+		remotingtest.WaitFor(t, fmt.Sprintf("step %d: the live brokers' heartbeats at the new time", step), func() bool {
 			m := snapshot()
 			for _, name := range alive {
 				if b, ok := m[name]; !ok || !b.Live {
@@ -110,7 +111,7 @@ func TestSimulatedBrokersStayAliveOnDataVersionHeartbeats(t *testing.T) {
 			return true
 		})
 	}
-	waitFor(t, "the silent broker to expire", func() bool {
+	remotingtest.WaitFor(t, "the silent broker to expire", func() bool {
 		_, left := snapshot()[silent[0]]
 		return !left
 	})
@@ -129,15 +130,5 @@ func TestSimulatedBrokersStayAliveOnDataVersionHeartbeats(t *testing.T) {
 	}
 	if hb := requestCount(t, srv, "BROKER_HEARTBEAT") - hb0; hb != 0 {
 		t.Errorf("%v BROKER_HEARTBEAT requests, which a 4.9.8 NameServer does not take as heartbeats", hb)
-	}
-}
-
-// waitFor polls cond; the deadline only bounds a hang.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for end := time.Now().Add(time.Minute); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 )
 
 func startLimitServer(t *testing.T) *LimitServer {
@@ -30,12 +32,12 @@ func TestPhaseElapsedStopsAtRunEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "answers in phase 0", func() bool { return l.Completed() > 0 })
+	remotingtest.WaitFor(t, "answers in phase 0", func() bool { return l.Completed() > 0 })
 	l.SetPhase(1) // brokers dropped
 	// One connection, one request at a time: the second answer from now
 	// on was sent after the phase began.
 	n := l.Completed()
-	waitFor(t, "answers in phase 1", func() bool { return l.Completed() >= n+2 })
+	remotingtest.WaitFor(t, "answers in phase 1", func() bool { return l.Completed() >= n+2 })
 	l.Stop()
 	<-l.Done() // the load ends while the poll still waits
 	// The poll gives up a while after the end: time that must not count.

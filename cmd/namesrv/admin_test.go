@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/rocketns/rocketns/core/config"
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 	"github.com/rocketns/rocketns/core/server"
 )
 
@@ -127,7 +128,7 @@ func TestPprofOnlyWherePprofAddrSays(t *testing.T) {
 	pprofAddr := freeAddr(t)
 	srv, logs, stop := runReal(t, "--adminListen", "127.0.0.1:0", "--pprof-addr", pprofAddr)
 	// The profile listener starts after the server.
-	waitFor(t, "the pprof listener", func() bool { return strings.Contains(logs.String(), "pprof listening") })
+	remotingtest.WaitFor(t, "the pprof listener", func() bool { return strings.Contains(logs.String(), "pprof listening") })
 	if code, body := httpGet(t, "http://"+pprofAddr+"/debug/pprof/cmdline"); code != 200 || !strings.Contains(body, "test") {
 		t.Fatalf("pprof on --pprof-addr: %d %q", code, body)
 	}

@@ -134,16 +134,7 @@ func controllerView(s *ctlserver.Server) status.ControllerView {
 			Self: p.Self, Leader: p.Leader, Tracked: p.Tracked, Reachable: p.Reachable, DownSince: p.DownSince,
 			LastContact: p.LastContact, Failures: p.Failures})
 	}
-	for _, g := range s.GroupsUpTo(status.DefaultMaxRows) { // the page shows no more
-		cg := status.ControllerGroup{Cluster: g.Cluster, BrokerName: g.BrokerName, HasMaster: g.HasMaster, MasterID: g.MasterID,
-			MasterAddr: g.MasterAddr, MasterEpoch: g.MasterEpoch, SyncStateSet: g.SyncStateSet,
-			SyncStateSetEpoch: g.SyncStateSetEpoch, NextID: g.NextID}
-		for _, m := range g.Members {
-			cg.Members = append(cg.Members, status.ControllerMember{ID: m.ID, Addr: m.Addr, Master: m.Master, Alive: m.Alive,
-				LastHeartbeat: m.LastHeartbeat, Epoch: m.Epoch, MaxOffset: m.MaxOffset, ElectionPriority: m.ElectionPriority})
-		}
-		v.Groups = append(v.Groups, cg)
-	}
+	v.Groups = s.GroupsUpTo(status.DefaultMaxRows) // the page shows no more
 	return v
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rocketns/rocketns/core/config"
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 )
 
 // files lists dir's names, sorted.
@@ -28,17 +29,6 @@ func files(t *testing.T, dir string) []string {
 	}
 	slices.Sort(names)
 	return names
-}
-
-// waitFor polls until ok holds: the rotated files are compressed and
-// pruned by a goroutine of the library. Gives up after a minute.
-func waitFor(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(time.Minute); !ok(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-	}
 }
 
 func TestLogFileGetsTheRecords(t *testing.T) {
@@ -106,7 +96,8 @@ func TestLogRotationBySizeWithCompression(t *testing.T) {
 	cfg.LogFile = filepath.Join(dir, "namesrv.log")
 	cfg.LogMaxSizeMB, cfg.LogMaxBackups, cfg.LogCompress = 1, 2, true
 	fill(t, cfg, 4) // four rotations; two backups kept
-	waitFor(t, "two compressed backups and the current file", func() bool {
+	// The library compresses and prunes rotated files on a goroutine of its own.
+	remotingtest.WaitFor(t, "two compressed backups and the current file", func() bool {
 		names := files(t, dir)
 		gz := 0
 		for _, n := range names {
@@ -140,7 +131,7 @@ func TestLogRotationPrunesByAge(t *testing.T) {
 	cfg.LogFile = filepath.Join(dir, "namesrv.log")
 	cfg.LogMaxSizeMB, cfg.LogMaxBackups, cfg.LogMaxAgeDays, cfg.LogCompress = 1, 0, 7, false
 	fill(t, cfg, 1) // one rotation, which prunes
-	waitFor(t, "the file older than logMaxAgeDays to go", func() bool {
+	remotingtest.WaitFor(t, "the file older than logMaxAgeDays to go", func() bool {
 		_, err := os.Stat(old)
 		return os.IsNotExist(err)
 	})

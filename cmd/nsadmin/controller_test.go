@@ -23,6 +23,7 @@ import (
 	"github.com/rocketns/rocketns/core/ctlserver"
 	"github.com/rocketns/rocketns/core/ctlserver/brokersim"
 	"github.com/rocketns/rocketns/core/raftnode/membership"
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 	"github.com/rocketns/rocketns/core/server/servertest"
 )
 
@@ -84,11 +85,7 @@ func startCtlEnv(t *testing.T) *ctlEnv {
 	env.master, env.slave = bs[0], bs[1]
 	// A broker's start ends with a oneway heartbeat: the controller may
 	// not have read the slave's yet, and would refuse it as not alive.
-	for deadline := time.Now().Add(time.Minute); env.node.Stats().BrokersAlive != 2; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d brokers alive on the controller, want 2", env.node.Stats().BrokersAlive)
-		}
-	}
+	remotingtest.WaitFor(t, "both brokers alive on the controller", func() bool { return env.node.Stats().BrokersAlive == 2 })
 	if _, err := env.master.AlterSyncStateSet(context.Background(), []int64{1, 2}); err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 )
 
 // limited serves a listener with limits l and a blocking section at
@@ -87,19 +89,9 @@ func (c *rawConn) closed() bool {
 	return err != nil
 }
 
-// waitFor polls cond; the deadline only bounds a hang.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for end := time.Now().Add(time.Minute); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
-
 func waitOpen(t *testing.T, s *Server, want int) {
 	t.Helper()
-	waitFor(t, fmt.Sprintf("%d connections open", want), func() bool { return s.ln.open() == want })
+	remotingtest.WaitFor(t, fmt.Sprintf("%d connections open", want), func() bool { return s.ln.open() == want })
 }
 
 // waitIdle waits until the listener counts want connections idle: net/http
@@ -107,7 +99,7 @@ func waitOpen(t *testing.T, s *Server, want int) {
 // client may read the answer before that.
 func waitIdle(t *testing.T, s *Server, want int) {
 	t.Helper()
-	waitFor(t, fmt.Sprintf("%d idle connections", want), func() bool {
+	remotingtest.WaitFor(t, fmt.Sprintf("%d idle connections", want), func() bool {
 		s.ln.mu.Lock()
 		defer s.ln.mu.Unlock()
 		n := 0

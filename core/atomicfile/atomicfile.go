@@ -20,8 +20,14 @@ const tempSuffix = ".tmp"
 // power cut. replaced reports that path now holds data; it is true with a
 // non-nil error when only the directory sync failed.
 func Replace(path string, data, prev []byte) (replaced bool, err error) {
+	return replace(path, data, prev, syncDir)
+}
+
+// replace is Replace with the directory sync passed in, so a test can see
+// which directories a write made durable.
+func replace(path string, data, prev []byte, syncDir func(dir string) error) (replaced bool, err error) {
 	dir := filepath.Dir(path)
-	if err := mkdirDurable(dir); err != nil {
+	if err := mkdirDurable(dir, syncDir); err != nil {
 		return false, fmt.Errorf("create directory for %s: %w", path, err)
 	}
 	tmp, err := os.CreateTemp(dir, filepath.Base(path)+tempSuffix+"*")
@@ -53,7 +59,7 @@ func Replace(path string, data, prev []byte) (replaced bool, err error) {
 	if err = os.Rename(tmp.Name(), path); err != nil {
 		return false, fmt.Errorf("replace %s: %w", path, err)
 	}
-	if err = syncDirHook(dir); err != nil {
+	if err = syncDir(dir); err != nil {
 		return true, fmt.Errorf("%s written but not made durable: %w", path, err)
 	}
 	return true, nil
@@ -95,13 +101,11 @@ func RemoveStale(path string) error {
 	return errors.Join(errs...)
 }
 
-// syncDir makes a rename durable. Some platforms cannot sync a directory;
-// that is not worth failing a write for.
 // mkdirDurable creates dir and its missing parents and fsyncs the parent of
 // each one it created: the file's own directory sync makes the rename
 // durable, but a directory made for the first write is only an entry in its
 // parent, lost on a power cut unless that parent is synced too.
-func mkdirDurable(dir string) error {
+func mkdirDurable(dir string, syncDir func(dir string) error) error {
 	var created []string
 	for d := dir; ; d = filepath.Dir(d) {
 		_, err := os.Stat(d)
@@ -123,17 +127,15 @@ func mkdirDurable(dir string) error {
 		return err
 	}
 	for _, d := range created {
-		if err := syncDirHook(filepath.Dir(d)); err != nil {
+		if err := syncDir(filepath.Dir(d)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// syncDirHook is syncDir; tests replace it to see which directories were
-// synced.
-var syncDirHook = syncDir
-
+// syncDir makes a rename durable. Some platforms cannot sync a directory;
+// that is not worth failing a write for.
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {

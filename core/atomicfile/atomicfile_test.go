@@ -99,11 +99,10 @@ func TestReplaceFailsCleanlyWhenTheTargetCannotBeReplaced(t *testing.T) {
 // syncs only the latter.
 func TestReplaceSyncsTheDirectoriesItCreates(t *testing.T) {
 	var synced []string
-	syncDirHook = func(dir string) error { synced = append(synced, dir); return syncDir(dir) }
-	t.Cleanup(func() { syncDirHook = syncDir })
+	record := func(dir string) error { synced = append(synced, dir); return syncDir(dir) }
 	root := t.TempDir()
 	path := filepath.Join(root, "a", "b", "kv.json")
-	if _, err := Replace(path, []byte("1"), nil); err != nil {
+	if _, err := replace(path, []byte("1"), nil, record); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{filepath.Join(root, "a"), root, filepath.Join(root, "a", "b")}
@@ -111,7 +110,7 @@ func TestReplaceSyncsTheDirectoriesItCreates(t *testing.T) {
 		t.Fatalf("synced %q, want %q", synced, want)
 	}
 	synced = nil
-	if _, err := Replace(path, []byte("2"), []byte("1")); err != nil {
+	if _, err := replace(path, []byte("2"), []byte("1"), record); err != nil {
 		t.Fatal(err)
 	}
 	if len(synced) != 1 || synced[0] != filepath.Join(root, "a", "b") {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rocketns/rocketns/core/controller"
 	"github.com/rocketns/rocketns/core/ctlserver/brokersim"
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 )
 
 // pairOn starts a master and a slave of broker-a on s, the slave in the
@@ -39,7 +40,7 @@ func pairOn(t *testing.T, s *Server) (master, slave *brokersim.Broker) {
 	slices.Sort(ids)
 	// A broker's start ends with a oneway heartbeat: the controller may
 	// not have read the slave's yet, and would refuse it as not alive.
-	waitFor(t, "both brokers' heartbeats", func() bool { return s.Stats().BrokersAlive == 2 })
+	remotingtest.WaitFor(t, "both brokers' heartbeats", func() bool { return s.Stats().BrokersAlive == 2 })
 	if _, err := master.AlterSyncStateSet(context.Background(), ids); err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func TestElectionCommittedAfterTimeoutIsAnnounced(t *testing.T) {
 	g.stalled.Store(true)
 	master.Kill()
 	<-g.waiting // the election's entry
-	waitFor(t, "the election's commit to time out", func() bool { return s.Stats().UnknownOutcomes > before.UnknownOutcomes })
+	remotingtest.WaitFor(t, "the election's commit to time out", func() bool { return s.Stats().UnknownOutcomes > before.UnknownOutcomes })
 	g.stalled.Store(false)
 	close(g.open)
 	n := waitNotice(t, slave, slave.State().ID, epoch)
@@ -71,7 +72,7 @@ func TestElectionCommittedAfterTimeoutIsAnnounced(t *testing.T) {
 	}
 	// The retry's reconcile sends the notice before its decision (2011)
 	// is made and counted.
-	waitFor(t, "the retry's decision", func() bool {
+	remotingtest.WaitFor(t, "the retry's decision", func() bool {
 		el := s.Stats().Elections
 		return el.StillExist != before.Elections.StillExist || el.Success != before.Elections.Success
 	})
@@ -128,5 +129,5 @@ func reconciled(t *testing.T, s *Server) {
 	n := s.counts.reconciles.Load()
 	s.onLeadership(false)
 	s.onLeadership(true)
-	waitFor(t, "the reconcile", func() bool { return s.counts.reconciles.Load() > n })
+	remotingtest.WaitFor(t, "the reconcile", func() bool { return s.counts.reconciles.Load() > n })
 }

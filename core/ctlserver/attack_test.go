@@ -83,7 +83,7 @@ func TestSoakControllerAttacks(t *testing.T) {
 		startBroker(t, b)
 		bs = append(bs, b)
 	}
-	waitFor(t, "both brokers alive", func() bool { return s.Stats().BrokersAlive == 2 })
+	remotingtest.WaitFor(t, "both brokers alive", func() bool { return s.Stats().BrokersAlive == 2 })
 	before := groupOf(t, s, "broker-a")
 	elections := s.Stats().Elections
 	intact := func(phase string) {
@@ -238,7 +238,7 @@ func TestSoakControllerAttacks(t *testing.T) {
 		for _, w := range flood {
 			w.NC.Close()
 		}
-		waitFor(t, "the flooding connections closed", func() bool { return s.remote.Stats().Conns <= conns-1-len(flood) })
+		remotingtest.WaitFor(t, "the flooding connections closed", func() bool { return s.remote.Stats().Conns <= conns-1-len(flood) })
 		runtime.GC()
 		runtime.GC()
 		heap1 := liveHeapBytes()
@@ -256,15 +256,8 @@ func TestSoakControllerAttacks(t *testing.T) {
 	t.Run("the status page", func(t *testing.T) {
 		view := func() status.ControllerView {
 			st := s.Stats()
-			v := status.ControllerView{ID: s.ID(), Sets: st.Groups, BrokersAlive: st.BrokersAlive}
-			for _, g := range s.GroupsUpTo(status.DefaultMaxRows) {
-				cg := status.ControllerGroup{Cluster: g.Cluster, BrokerName: g.BrokerName, HasMaster: g.HasMaster, MasterID: g.MasterID}
-				for _, m := range g.Members {
-					cg.Members = append(cg.Members, status.ControllerMember{ID: m.ID, Addr: m.Addr, Alive: m.Alive})
-				}
-				v.Groups = append(v.Groups, cg)
-			}
-			return v
+			return status.ControllerView{ID: s.ID(), Sets: st.Groups, BrokersAlive: st.BrokersAlive,
+				Groups: s.GroupsUpTo(status.DefaultMaxRows)}
 		}
 		if n := len(s.GroupsUpTo(status.DefaultMaxRows)); n != min(maxSets, status.DefaultMaxRows) {
 			t.Fatalf("GroupsUpTo gave %d sets", n)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rocketns/rocketns/core/remoting"
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 )
 
 func TestPerAddressCapOnTheBrokerPort(t *testing.T) {
@@ -27,7 +28,7 @@ func TestPerAddressCapOnTheBrokerPort(t *testing.T) {
 			nc.Close()
 		}
 	})
-	waitFor(t, "two connections counted", func() bool { return s.remote.Stats().Conns >= 2 })
+	remotingtest.WaitFor(t, "two connections counted", func() bool { return s.remote.Stats().Conns >= 2 })
 	nc, err := net.Dial("tcp", s.Addr().String())
 	if err != nil {
 		t.Fatal(err)

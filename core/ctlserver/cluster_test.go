@@ -20,6 +20,7 @@ import (
 	"github.com/rocketns/rocketns/core/controller"
 	"github.com/rocketns/rocketns/core/ctlserver/brokersim"
 	"github.com/rocketns/rocketns/core/remoting/remotingtest"
+	"github.com/rocketns/rocketns/core/status"
 )
 
 // cluster is a group of nodes on fixed loopback ports and store
@@ -127,7 +128,7 @@ func (c *cluster) node(i int) *Server {
 func (c *cluster) agreed() int {
 	c.t.Helper()
 	l := -1
-	waitFor(c.t, "every node naming the same leader", func() bool {
+	remotingtest.WaitFor(c.t, "every node naming the same leader", func() bool {
 		l = c.leaderNow()
 		return l >= 0
 	})
@@ -194,12 +195,12 @@ func (c *cluster) alterSyncStateSet(b *brokersim.Broker, ids []int64) {
 
 // groups is every running node's view of the sets without liveness,
 // which differs by node.
-func (c *cluster) groups(i int) []Group {
+func (c *cluster) groups(i int) []status.ControllerGroup {
 	gs := c.node(i).Groups()
 	for gi := range gs {
 		for mi := range gs[gi].Members {
 			m := &gs[gi].Members[mi]
-			*m = Member{ID: m.ID, Addr: m.Addr, InSyncStateSet: m.InSyncStateSet, Master: m.Master}
+			*m = status.ControllerMember{ID: m.ID, Addr: m.Addr, Master: m.Master}
 		}
 	}
 	return gs
@@ -207,10 +208,10 @@ func (c *cluster) groups(i int) []Group {
 
 // converged waits until every running node holds the same sets and
 // returns them.
-func (c *cluster) converged(cond func([]Group) bool) []Group {
+func (c *cluster) converged(cond func([]status.ControllerGroup) bool) []status.ControllerGroup {
 	c.t.Helper()
-	var out []Group
-	waitFor(c.t, "every node holding the same sets", func() bool {
+	var out []status.ControllerGroup
+	remotingtest.WaitFor(c.t, "every node holding the same sets", func() bool {
 		out = nil
 		for i := range c.nodes {
 			if c.node(i) == nil {
@@ -227,8 +228,8 @@ func (c *cluster) converged(cond func([]Group) bool) []Group {
 	return out
 }
 
-func equalGroups(a, b []Group) bool {
-	return slices.EqualFunc(a, b, func(x, y Group) bool {
+func equalGroups(a, b []status.ControllerGroup) bool {
+	return slices.EqualFunc(a, b, func(x, y status.ControllerGroup) bool {
 		return x.Cluster == y.Cluster && x.BrokerName == y.BrokerName && x.HasMaster == y.HasMaster &&
 			x.MasterID == y.MasterID && x.MasterAddr == y.MasterAddr && x.MasterEpoch == y.MasterEpoch &&
 			slices.Equal(x.SyncStateSet, y.SyncStateSet) && x.SyncStateSetEpoch == y.SyncStateSetEpoch &&
@@ -306,7 +307,7 @@ func TestThreeNodeGroup(t *testing.T) {
 	leaderOnly[4].Body = []byte(`["` + probe + `"]`)
 	var l int
 	var answers []*codec.Command
-	waitFor(t, "a round of requests to a node that followed throughout", func() bool {
+	remotingtest.WaitFor(t, "a round of requests to a node that followed throughout", func() bool {
 		l = c.agreed()
 		fi := (l + 1) % 3
 		term := c.followerTerm(fi)
@@ -359,15 +360,15 @@ func TestThreeNodeGroup(t *testing.T) {
 	}
 	both := []int64{ida, idb}
 	c.alterSyncStateSet(a, both)
-	c.converged(func(gs []Group) bool { return len(gs) == 1 && slices.Equal(gs[0].SyncStateSet, both) })
+	c.converged(func(gs []status.ControllerGroup) bool { return len(gs) == 1 && slices.Equal(gs[0].SyncStateSet, both) })
 
 	// The master's connections close: the leader elects the slave at once
 	// and tells it.
 	a.Kill()
 	n := waitNotice(t, b, idb, 2)
 	checkNotice(t, n, b.Addr(), idb, 2, 3)
-	waitFor(t, "broker 2 to be master", func() bool { return b.State().Master })
-	c.converged(func(gs []Group) bool { return gs[0].MasterID == idb && gs[0].MasterEpoch == 2 })
+	remotingtest.WaitFor(t, "broker 2 to be master", func() bool { return b.State().Master })
+	c.converged(func(gs []status.ControllerGroup) bool { return gs[0].MasterID == idb && gs[0].MasterEpoch == 2 })
 
 	// The old master comes back as a slave (it has its id: 1005, 1003)
 	// and joins the set again.
@@ -376,7 +377,7 @@ func TestThreeNodeGroup(t *testing.T) {
 		t.Fatalf("restarted broker: %+v", st)
 	}
 	c.alterSyncStateSet(b, both)
-	c.converged(func(gs []Group) bool {
+	c.converged(func(gs []status.ControllerGroup) bool {
 		return slices.Equal(gs[0].SyncStateSet, both) && gs[0].SyncStateSetEpoch == 4
 	})
 
@@ -388,7 +389,7 @@ func TestThreeNodeGroup(t *testing.T) {
 		t.Fatalf("node %d still leads after it stopped", l)
 	}
 	for _, br := range []*brokersim.Broker{a, b} {
-		waitFor(t, "the brokers to find the new leader", func() bool {
+		remotingtest.WaitFor(t, "the brokers to find the new leader", func() bool {
 			l2 := c.leaderNow()
 			return l2 >= 0 && br.State().Leader == c.addrs[l2]
 		})
@@ -396,14 +397,14 @@ func TestThreeNodeGroup(t *testing.T) {
 	b.Kill()
 	n = waitNotice(t, a, ida, 3)
 	checkNotice(t, n, a.Addr(), ida, 3, 5)
-	waitFor(t, "broker 1 to be master again", func() bool { return a.State().Master })
+	remotingtest.WaitFor(t, "broker 1 to be master again", func() bool { return a.State().Master })
 	startBroker(t, b)
 
 	// The stopped node catches up; then every node restarts from its
 	// store with the same sets (the brokers stay up: their heartbeats keep
 	// the master alive for the restarted nodes).
 	c.start(l)
-	before := c.converged(func(gs []Group) bool { return gs[0].MasterID == ida && gs[0].MasterEpoch == 3 })
+	before := c.converged(func(gs []status.ControllerGroup) bool { return gs[0].MasterID == ida && gs[0].MasterEpoch == 3 })
 	for i := range c.nodes {
 		c.stop(i)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/core/raftnode"
 	"github.com/rocketns/rocketns/core/raftnode/membership"
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -89,7 +90,7 @@ func TestStartFailsCleanly(t *testing.T) {
 	}
 	ln.Close()
 	s2 := startNode(t, cfg)
-	waitFor(t, "a ready leader", func() bool { return s2.node.ReadyLeader() })
+	remotingtest.WaitFor(t, "a ready leader", func() bool { return s2.node.ReadyLeader() })
 	shutdown(t, s2)
 	if err := s2.Shutdown(context.Background()); err == nil {
 		t.Error("a second Shutdown succeeded")

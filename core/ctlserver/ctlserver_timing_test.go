@@ -186,7 +186,7 @@ func BenchmarkFailover(b *testing.B) {
 				}
 				cancel()
 				master, slave = slave, master
-				waitFor(b, "the new master", func() bool { return master.State().Master })
+				remotingtest.WaitFor(b, "the new master", func() bool { return master.State().Master })
 				expand()
 				b.StartTimer()
 			}
@@ -269,7 +269,7 @@ func BenchmarkFailoverHeartbeatTimeout(b *testing.B) {
 				}
 				cancel()
 				master, slave = slave, master
-				waitFor(b, "the new master", func() bool { return master.State().Master })
+				remotingtest.WaitFor(b, "the new master", func() bool { return master.State().Master })
 				expand()
 				b.StartTimer()
 			}

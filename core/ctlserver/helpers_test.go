@@ -116,7 +116,7 @@ func single(t testing.TB, edit func(*Config), prepare ...func(*Server)) *Server 
 		edit(&cfg)
 	}
 	s := startNode(t, cfg, prepare...)
-	waitFor(t, "a ready leader", func() bool { return s.node.ReadyLeader() })
+	remotingtest.WaitFor(t, "a ready leader", func() bool { return s.node.ReadyLeader() })
 	return s
 }
 
@@ -127,9 +127,3 @@ func call(t testing.TB, s *Server, req *codec.Command) *codec.Command {
 }
 
 var request = remotingtest.Request
-
-// waitFor polls cond (remotingtest.WaitFor).
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	remotingtest.WaitFor(t, what, cond)
-}

@@ -112,7 +112,7 @@ func TestJRaftGroup(t *testing.T) {
 		nodes = append(nodes, startNode(t, cfg))
 	}
 	var l int
-	waitFor(t, "every node naming the same leader", func() bool {
+	remotingtest.WaitFor(t, "every node naming the same leader", func() bool {
 		l = -1
 		for i, s := range nodes {
 			m := metadata(t, s)

@@ -35,7 +35,7 @@ func TestMetrics(t *testing.T) {
 	}
 	call(t, s, request(codec.ControllerGetSyncStateData, 1)) // no body: 1 on any node
 	// Nothing listens on the broker's port: the election's notice fails.
-	waitFor(t, "the notice to fail", func() bool { return s.Stats().NotificationsFailed == 1 })
+	remotingtest.WaitFor(t, "the notice to fail", func() bool { return s.Stats().NotificationsFailed == 1 })
 	text := scrape(t, s)
 	for _, line := range []string{
 		`rocketns_controller_requests_total{code="BROKER_HEARTBEAT"} 1`,

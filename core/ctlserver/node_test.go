@@ -210,7 +210,7 @@ func TestQueueFullAndCommitTimeout(t *testing.T) {
 	w.Send(apply(1, "x1"))
 	<-g.waiting // the writer is in the first commit
 	w.Send(apply(2, "x2"))
-	waitFor(t, "the second write queued", func() bool { return s.Stats().QueuedRequests == 1 })
+	remotingtest.WaitFor(t, "the second write queued", func() bool { return s.Stats().QueuedRequests == 1 })
 	r := w.Call(apply(3, "x3"))
 	if r.Code != codec.SystemBusy || r.Remark != "[OVERLOAD]system busy, start flow control for a while" || r.HasExt {
 		t.Fatalf("full queue: %d %q ext %v", r.Code, r.Remark, r.HasExt)
@@ -295,7 +295,7 @@ func TestBadInput(t *testing.T) {
 	if r := w.Call(request(codec.ControllerGetMetadataInfo, 50)); r.Code != 0 {
 		t.Fatalf("1005 after oneway requests: %d", r.Code)
 	}
-	waitFor(t, "the oneway 1013 applied", func() bool { return len(s.Groups()) == 2 && s.Groups()[1].BrokerName == "ow" })
+	remotingtest.WaitFor(t, "the oneway 1013 applied", func() bool { return len(s.Groups()) == 2 && s.Groups()[1].BrokerName == "ow" })
 
 	// A frame whose length lies closes that connection only.
 	liar := remotingtest.Dial(t, s.Addr().String())
@@ -385,22 +385,22 @@ func TestScansElect(t *testing.T) {
 	if ext(&n.cmd, "masterBrokerId") != "3" || ext(&n.cmd, "masterEpoch") != "3" {
 		t.Fatalf("notice after the scan: %v", n.cmd.Ext)
 	}
-	waitFor(t, "broker 3 master", func() bool { return s.Groups()[0].MasterID == 3 })
+	remotingtest.WaitFor(t, "broker 3 master", func() bool { return s.Groups()[0].MasterID == 3 })
 
 	// A slave's connection closing elects nothing.
 	before := s.Stats().Elections
 	bs[1].w.NC.Close()
-	waitFor(t, "broker 2 dropped", func() bool { return s.Stats().BrokersAlive == 1 })
+	remotingtest.WaitFor(t, "broker 2 dropped", func() bool { return s.Stats().BrokersAlive == 1 })
 	s.writerIdle(t)
 	if after := s.Stats().Elections; after != before {
 		t.Fatalf("elections %+v after a slave left, before %+v", after, before)
 	}
 	// The master's does: no candidate is left, so the master is cleared.
 	bs[2].w.NC.Close()
-	waitFor(t, "the master cleared", func() bool { return !s.Groups()[0].HasMaster })
+	remotingtest.WaitFor(t, "the master cleared", func() bool { return !s.Groups()[0].HasMaster })
 	// A notice is counted once its write returned, which may be after the
 	// broker read it.
-	waitFor(t, "six notices counted", func() bool { return s.Stats().NotificationsSent >= 6 })
+	remotingtest.WaitFor(t, "six notices counted", func() bool { return s.Stats().NotificationsSent >= 6 })
 	st := s.Stats()
 	if st.Elections.Success != 3 || st.Elections.Cleared != 1 || st.GroupsWithoutMaster != 1 || st.NotificationsSent != 6 {
 		t.Fatalf("stats %+v", st)
@@ -451,7 +451,7 @@ func TestLeaderBeforeItsBarrier(t *testing.T) {
 	cfg.BindAddress = "127.0.0.1"
 	fastRaft(&cfg)
 	s := startNode(t, cfg)
-	waitFor(t, "a ready leader", func() bool { return s.node.ReadyLeader() })
+	remotingtest.WaitFor(t, "a ready leader", func() bool { return s.node.ReadyLeader() })
 	if r := call(t, s, request(codec.ControllerApplyBrokerID, 1, "clusterName", "C", "brokerName", "b", "appliedBrokerId", "1", "registerCheckCode", "a;1")); r.Code != 0 {
 		t.Fatalf("1013: %d %q", r.Code, r.Remark)
 	}
@@ -461,7 +461,7 @@ func TestLeaderBeforeItsBarrier(t *testing.T) {
 	g.stalled.Store(true)
 	s = startNode(t, cfg, g.hook)
 	<-g.waiting // the log's first entry is being replayed
-	waitFor(t, "raft leadership", func() bool { return s.node.IsLeader() })
+	remotingtest.WaitFor(t, "raft leadership", func() bool { return s.node.IsLeader() })
 	if m := metadata(t, s); m["isLeader"] != "true" || m["controllerLeaderId"] != "n0" {
 		t.Fatalf("1005 of an elected node: %v", m)
 	}
@@ -471,7 +471,7 @@ func TestLeaderBeforeItsBarrier(t *testing.T) {
 	}
 	g.stalled.Store(false)
 	close(g.open)
-	waitFor(t, "the barrier", func() bool { return s.node.ReadyLeader() })
+	remotingtest.WaitFor(t, "the barrier", func() bool { return s.node.ReadyLeader() })
 	if r := call(t, s, next); r.Code != 0 || ext(r, "nextBrokerId") != "2" {
 		t.Fatalf("1012 after the barrier: %d %v", r.Code, r.Ext)
 	}

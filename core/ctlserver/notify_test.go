@@ -25,7 +25,7 @@ func testNotifier(t *testing.T) *notifier {
 
 func (n *notifier) idle(t *testing.T) {
 	t.Helper()
-	waitFor(t, "the notifier idle", func() bool {
+	remotingtest.WaitFor(t, "the notifier idle", func() bool {
 		n.mu.Lock()
 		defer n.mu.Unlock()
 		for _, p := range n.peers {

@@ -34,6 +34,7 @@ import (
 	"github.com/rocketns/rocketns/core/raftnode"
 	"github.com/rocketns/rocketns/core/raftnode/rafttest"
 	"github.com/rocketns/rocketns/core/remoting/remotingtest"
+	"github.com/rocketns/rocketns/core/status"
 )
 
 func TestRaftAttacks(t *testing.T) {
@@ -54,13 +55,13 @@ func TestRaftAttacks(t *testing.T) {
 	c.agreed()
 	b := c.broker("broker-a")
 	startBroker(t, b)
-	sets := c.converged(func(gs []Group) bool { return len(gs) == 1 && gs[0].HasMaster })
+	sets := c.converged(func(gs []status.ControllerGroup) bool { return len(gs) == 1 && gs[0].HasMaster })
 	master := sets[0]
 
 	// unchanged waits until every node holds the set as it was.
 	unchanged := func() {
 		t.Helper()
-		c.converged(func(gs []Group) bool {
+		c.converged(func(gs []status.ControllerGroup) bool {
 			return len(gs) == 1 && gs[0].MasterAddr == master.MasterAddr && gs[0].MasterID == master.MasterID
 		})
 	}
@@ -138,7 +139,7 @@ func TestRaftAttacks(t *testing.T) {
 		// The group still decides: a second broker joins the set.
 		b2 := c.broker("broker-a")
 		startBroker(t, b2)
-		c.converged(func(gs []Group) bool {
+		c.converged(func(gs []status.ControllerGroup) bool {
 			return len(gs) == 1 && len(gs[0].Members) == 2 && gs[0].MasterID == master.MasterID
 		})
 	}
@@ -200,7 +201,7 @@ func TestRaftAttacks(t *testing.T) {
 		}
 		// Every attacking connection ends: strangers' raft connections at
 		// once, silent ones at the idle timeout.
-		waitFor(t, "the node to close every attacking connection", func() bool { return open.Load() == 0 })
+		remotingtest.WaitFor(t, "the node to close every attacking connection", func() bool { return open.Load() == 0 })
 		c.agreed()
 		unchanged()
 		t.Logf("%d connections: %d served at most at once, %d refused at accept (%d for the per-address cap), %d raft connections refused",

@@ -10,6 +10,7 @@ import (
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/core/controller"
 	"github.com/rocketns/rocketns/core/raftnode"
+	"github.com/rocketns/rocketns/core/status"
 )
 
 // counters are the node's running totals.
@@ -108,65 +109,32 @@ func (s *Server) Stats() Stats {
 	return st
 }
 
-// Member is one registered broker of a set as this node sees it.
-type Member struct {
-	ID   int64
-	Addr string
-	// InSyncStateSet and Master are from the replicated state; Alive and
-	// the rest from this node's liveness table (zero when the broker is
-	// not in it).
-	InSyncStateSet bool
-	Master         bool
-	Alive          bool
-	LastHeartbeat  time.Time
-	Epoch          int32
-	MaxOffset      int64
-	// ElectionPriority is the broker's brokerElectionPriority (lower is
-	// preferred).
-	ElectionPriority int32
-}
-
-// Group is one broker set, for a status page.
-type Group struct {
-	Cluster, BrokerName string
-	HasMaster           bool
-	MasterID            int64
-	MasterAddr          string
-	MasterEpoch         int32
-	SyncStateSet        []int64
-	SyncStateSetEpoch   int32
-	// NextID is what 1012 hands out next.
-	NextID  int64
-	Members []Member
-}
-
 // Groups returns every broker set, by name, with its members' liveness on
-// this node.
-func (s *Server) Groups() []Group { return s.GroupsUpTo(-1) }
+// this node, in the model the controller's status page shows.
+func (s *Server) Groups() []status.ControllerGroup { return s.GroupsUpTo(-1) }
 
 // GroupsUpTo is Groups cut to the first n sets by name (all when n is
 // negative): a status page's view costs what it shows.
-func (s *Server) GroupsUpTo(n int) []Group {
-	var out []Group
+func (s *Server) GroupsUpTo(n int) []status.ControllerGroup {
+	var out []status.ControllerGroup
 	s.fsm.Read(func(state *controller.State) {
 		names := state.Names()
 		if n >= 0 && n < len(names) {
 			names = names[:n]
 		}
-		out = make([]Group, 0, len(names))
+		out = make([]status.ControllerGroup, 0, len(names))
 		for _, name := range names {
 			g, _ := state.Group(name)
-			gs := Group{
+			gs := status.ControllerGroup{
 				Cluster: g.Cluster, BrokerName: g.Name, HasMaster: g.HasMaster, MasterID: g.MasterID,
 				MasterEpoch: g.MasterEpoch, SyncStateSet: g.SyncStateSet, SyncStateSetEpoch: g.SyncStateSetEpoch,
-				NextID: g.NextID, Members: make([]Member, len(g.Brokers)),
+				NextID: g.NextID, Members: make([]status.ControllerMember, len(g.Brokers)),
 			}
 			if g.HasMaster {
 				gs.MasterAddr, _ = g.Addr(g.MasterID)
 			}
 			for i, b := range g.Brokers {
-				gs.Members[i] = Member{ID: b.ID, Addr: b.Addr, InSyncStateSet: g.InSyncStateSet(b.ID),
-					Master: g.HasMaster && g.MasterID == b.ID}
+				gs.Members[i] = status.ControllerMember{ID: b.ID, Addr: b.Addr, Master: g.HasMaster && g.MasterID == b.ID}
 			}
 			out = append(out, gs)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/rocketns/rocketns/core/auth"
 	"github.com/rocketns/rocketns/core/controller"
 	"github.com/rocketns/rocketns/core/remoting/remotingtest"
+	"github.com/rocketns/rocketns/core/status"
 )
 
 // Loopback addresses of the three kinds of peer: every test peer is on
@@ -95,7 +96,7 @@ func pairWithSet(t *testing.T, s *Server) (b1, b2 *rawBroker) {
 	return b1, b2
 }
 
-func groupOf(t *testing.T, s *Server, name string) Group {
+func groupOf(t *testing.T, s *Server, name string) status.ControllerGroup {
 	t.Helper()
 	for _, g := range s.Groups() {
 		if g.BrokerName == name {
@@ -103,7 +104,7 @@ func groupOf(t *testing.T, s *Server, name string) Group {
 		}
 	}
 	t.Fatalf("no set %s", name)
-	return Group{}
+	return status.ControllerGroup{}
 }
 
 // The findings of the attack report, from a stranger's connection: 1003

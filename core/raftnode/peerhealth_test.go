@@ -7,12 +7,13 @@ package raftnode
 
 import (
 	"bytes"
-	"context"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 )
 
 type lockedBuffer struct {
@@ -100,7 +101,7 @@ func TestLeaderStatsShowPeerDown(t *testing.T) {
 	downID := g.peers[down].ID
 	var st Stats
 	li := -1
-	poll(t, "a leader to see the cut-off follower down", func() bool {
+	remotingtest.WaitFor(t, "a leader to see the cut-off follower down", func() bool {
 		for i, n := range g.nodes {
 			if i == down {
 				continue
@@ -132,7 +133,7 @@ func TestLeaderStatsShowPeerDown(t *testing.T) {
 		t.Errorf("no line said the peer went down:\n%s", logs.String())
 	}
 	// A follower knows the peers but not their health.
-	poll(t, "a follower listing untracked peers", func() bool {
+	remotingtest.WaitFor(t, "a follower listing untracked peers", func() bool {
 		for i, n := range g.nodes {
 			if i == down {
 				continue
@@ -144,7 +145,7 @@ func TestLeaderStatsShowPeerDown(t *testing.T) {
 		return false
 	})
 	g.heal(down)
-	poll(t, "every peer reachable once healed", func() bool {
+	remotingtest.WaitFor(t, "every peer reachable once healed", func() bool {
 		for _, n := range g.nodes {
 			st := n.Stats()
 			if st.State != "Leader" {
@@ -159,18 +160,4 @@ func TestLeaderStatsShowPeerDown(t *testing.T) {
 		}
 		return false
 	})
-}
-
-// poll waits for cond; the deadline only bounds a hang.
-func poll(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s", what)
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
 }

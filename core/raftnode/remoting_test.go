@@ -235,14 +235,8 @@ func TestTCPGroupBehindRemoting(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	deadline := time.Now().Add(30 * time.Second)
 	for i := range nodes {
-		for len(fsms[i].list()) < writes {
-			if time.Now().After(deadline) {
-				t.Fatalf("node %d applied %d of %d", i, len(fsms[i].list()), writes)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		remotingtest.WaitFor(t, fmt.Sprintf("node %d applying all %d writes", i, writes), func() bool { return len(fsms[i].list()) >= writes })
 	}
 	for i := 1; i < n; i++ {
 		if !slices.Equal(fsms[i].list(), fsms[0].list()) {

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 )
 
 // The preamble must never be mistaken for a remoting frame (its first byte
@@ -331,17 +333,17 @@ func tcpGroup(t *testing.T, shared bool, mutate func(*Config)) ([]*Node, []*recF
 
 func waitReadyLeader(t testing.TB, nodes []*Node) int {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	leader := -1
+	remotingtest.WaitFor(t, "a ready leader", func() bool {
 		for i, n := range nodes {
 			if n != nil && n.ReadyLeader() {
-				return i
+				leader = i
+				return true
 			}
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatal("no ready leader within 30s")
-	return -1
+		return false
+	})
+	return leader
 }
 
 func TestTCPGroup(t *testing.T) {

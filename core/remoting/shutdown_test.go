@@ -36,18 +36,14 @@ func startOwned(t *testing.T, o Options, setup func(*Server)) *Server {
 // frame.
 func awaitWaiting(t *testing.T, s *Server) {
 	t.Helper()
-	deadline := time.Now().Add(remotingtest.Hang)
-	for {
+	remotingtest.WaitFor(t, "a connection waiting for the rest of its frame", func() bool {
 		for _, c := range s.snapshotConns() {
 			if c.waiting.Load() {
-				return
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("no connection waits for the rest of its frame")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return false
+	})
 }
 
 // halfFrame is the start of a valid frame: more than its length prefix,

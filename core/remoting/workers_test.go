@@ -29,21 +29,20 @@ func (w *workers) counts() (waiting, free int) {
 	return w.waiting, w.free
 }
 
-// waitFor waits until cond holds of the counts; the deadline only bounds
-// a hang.
+// waitFor waits until cond holds of the counts (remotingtest.WaitFor) and
+// logs the last counts when the wait gives up.
 func waitFor(t *testing.T, w *workers, what string, cond func(waiting, free int) bool) {
 	t.Helper()
-	deadline := time.Now().Add(remotingtest.Hang)
-	for {
-		waiting, free := w.counts()
-		if cond(waiting, free) {
-			return
+	var waiting, free int
+	defer func() {
+		if t.Failed() {
+			t.Logf("%s: last seen waiting %d, free %d", what, waiting, free)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: waiting %d, free %d", what, waiting, free)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	}()
+	remotingtest.WaitFor(t, what, func() bool {
+		waiting, free = w.counts()
+		return cond(waiting, free)
+	})
 }
 
 // Tasks queued one after the other, each done before the next, run on the

@@ -16,9 +16,9 @@ import (
 )
 
 // ControllerView is what the controller's page shows of a node, taken
-// when the page is asked for. cmd/namesrv fills it from a ctlserver node,
-// so this package (part of the NameServer) stays apart from the raft
-// engine.
+// when the page is asked for. cmd/namesrv fills it from a ctlserver node
+// (whose Groups are already in this package's model), so this package
+// (part of the NameServer) stays apart from the raft engine.
 type ControllerView struct {
 	ID   string
 	Raft ControllerRaft
@@ -69,7 +69,8 @@ type ControllerElections struct {
 	Cleared    uint64 `json:"cleared"`
 }
 
-// ControllerGroup is one broker set.
+// ControllerGroup is one broker set as a controller node sees it; ctlserver
+// builds it from the replicated state and the node's liveness table.
 type ControllerGroup struct {
 	Cluster, BrokerName string
 	HasMaster           bool
@@ -78,20 +79,24 @@ type ControllerGroup struct {
 	MasterEpoch         int32
 	SyncStateSet        []int64
 	SyncStateSetEpoch   int32
-	NextID              int64
-	Members             []ControllerMember
+	// NextID is what 1012 hands out next.
+	NextID  int64
+	Members []ControllerMember
 }
 
-// ControllerMember is one registered broker of a set; the liveness fields
-// are the node's own (zero when the broker is not in its table).
+// ControllerMember is one registered broker of a set. ID, Addr and Master
+// are from the replicated state; Alive and the rest from the node's own
+// liveness table (zero when the broker is not in it).
 type ControllerMember struct {
-	ID               int64
-	Addr             string
-	Master           bool
-	Alive            bool
-	LastHeartbeat    time.Time
-	Epoch            int32
-	MaxOffset        int64
+	ID            int64
+	Addr          string
+	Master        bool
+	Alive         bool
+	LastHeartbeat time.Time
+	Epoch         int32
+	MaxOffset     int64
+	// ElectionPriority is the broker's brokerElectionPriority (lower is
+	// preferred).
 	ElectionPriority int32
 }
 
