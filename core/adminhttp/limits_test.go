@@ -191,6 +191,10 @@ func TestConnectionCapRefusesWhenAllBusy(t *testing.T) {
 			t.Fatalf("a busy connection: %v", err)
 		}
 	}
+	// The two answered connections stay open, idle once net/http marks
+	// them so, which can be after the client read the answer: only then
+	// may a new one take an idle one's place.
+	waitIdle(t, s, 2)
 	if code, err := dial(t, s.Addr()).get("/page"); code != 200 || err != nil {
 		t.Fatalf("GET /page once the others are done: %d %v", code, err)
 	}
