@@ -17,6 +17,12 @@ INTEROP := core/interop
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GOVULNCHECK ?= $(GO) run golang.org/x/vuln/cmd/govulncheck@v1.9.0
 VULNDB_VERSION := v0.0.0-20261105234957-e22db6528018
+# The test, vet and lint targets build without the tree's path (-trimpath),
+# so the path of a checkout is not part of what the build cache keys on: a
+# second clone or a worktree reuses the compiled packages, vet results and
+# test binaries of the first instead of building them all again. Stack
+# traces then name files by import path.
+TESTENV := GOFLAGS='-trimpath $(GOFLAGS)'
 
 .PHONY: all build image version run test test-all e2e test-short vet lint alloc vulncheck fmt docs bench clean profile loadgen loadgen-smoke fuzz fuzz-ci durability soak
 
@@ -35,8 +41,8 @@ run: build
 # detector (the interop module's too), then the zero-allocation guards
 # without it. The end-to-end tier (`make e2e`) is left out.
 test: vet lint
-	$(GO) test -race -count=1 $(PKGS)
-	cd $(INTEROP) && $(GO) test -race -count=1 ./...
+	$(TESTENV) $(GO) test -race -count=1 $(PKGS)
+	cd $(INTEROP) && $(TESTENV) $(GO) test -race -count=1 ./...
 	$(MAKE) alloc
 
 # Both tiers, as CI runs them.
@@ -55,7 +61,7 @@ E2E_FILES = $(shell grep -rl --include='*_test.go' '^//go:build e2e$$' . | grep 
 E2E_PKGS  = $(sort $(patsubst %/,%,$(dir $(E2E_FILES))))
 E2E_TESTS = $(shell sed -n 's/^func \(Test[A-Za-z0-9_]*\)(t \*testing\.T).*/\1/p' $(E2E_FILES) | sort -u | paste -sd '|' -)
 e2e:
-	$(GO) test -tags e2e -race -count=1 -timeout 30m -run '^($(E2E_TESTS))$$' $(E2E_PKGS)
+	$(TESTENV) $(GO) test -tags e2e -race -count=1 -timeout 30m -run '^($(E2E_TESTS))$$' $(E2E_PKGS)
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)
@@ -66,21 +72,23 @@ test-short:
 vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
-	$(GO) vet -tags e2e $(PKGS)
-	cd $(INTEROP) && $(GO) vet ./...
-	$(GO) vet .ci/vulnfilter.go
+	$(TESTENV) $(GO) vet -tags e2e $(PKGS)
+	cd $(INTEROP) && $(TESTENV) $(GO) vet ./...
+	$(TESTENV) $(GO) vet .ci/vulnfilter.go
 
 lint:
-	$(STATICCHECK) -tags e2e $(PKGS)
-	cd $(INTEROP) && $(STATICCHECK) ./...
+	$(TESTENV) $(STATICCHECK) -tags e2e $(PKGS)
+	cd $(INTEROP) && $(TESTENV) $(STATICCHECK) ./...
 
 # The zero-allocation guards (and the inflation-bomb memory check) skip
 # under -race, where allocation counts mean nothing: this runs them without
 # it. A guard that skips here fails the target, so none can stop running
 # unnoticed.
+# Only the packages that hold a guard are built for it.
 ALLOC_GUARDS := Alloc|NotInflated
+ALLOC_PKGS = $(sort $(patsubst %/,%,$(dir $(shell grep -rlE --include='*_test.go' '^func Test[A-Za-z0-9_]*($(ALLOC_GUARDS))' . | grep -v '^./$(INTEROP)/'))))
 alloc:
-	@out=$$($(GO) test -count=1 -run '$(ALLOC_GUARDS)' -v $(PKGS) 2>&1); status=$$?; \
+	@out=$$($(TESTENV) $(GO) test -count=1 -run '$(ALLOC_GUARDS)' -v $(ALLOC_PKGS) 2>&1); status=$$?; \
 	echo "$$out" | grep -E '^(--- |FAIL|panic)'; \
 	if [ $$status -ne 0 ]; then echo "$$out" | tail -50; exit $$status; fi; \
 	if echo "$$out" | grep -q -e '--- SKIP'; then echo "an allocation guard skipped without -race"; exit 1; fi; \

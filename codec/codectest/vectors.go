@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 )
 
@@ -40,8 +39,7 @@ func (f *Frame) Raw() []byte {
 
 // Dir is the absolute path of the vectors directory.
 func Dir() string {
-	_, self, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(self), "..", "testdata", "vectors")
+	return RepoPath("codec", "testdata", "vectors")
 }
 
 // Files lists the .jsonl files, sorted by name.

@@ -12,11 +12,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"slices"
 	"time"
 
 	"github.com/rocketns/rocketns/codec/body"
+	"github.com/rocketns/rocketns/codec/codectest"
 )
 
 // RecordingOrder is the order the files were recorded in; each continues
@@ -137,8 +137,7 @@ func keyOrder(obj []byte) ([]string, error) {
 
 // Dir is the absolute path of the vectors directory.
 func Dir() string {
-	_, self, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(self), "..", "testdata", "vectors")
+	return codectest.RepoPath("core", "controller", "testdata", "vectors")
 }
 
 // Load reads one file's frames in recorded order.
