@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 )
 
 func TestGroupElectsAndAppliesInOrder(t *testing.T) {
@@ -61,40 +63,67 @@ func TestGroupElectsAndAppliesInOrder(t *testing.T) {
 			}
 		}
 	}
-	calls := events[g.peers[l].ID]
+	mu.Unlock()
+
+	// What follows is checked against one leader at a time: on a loaded
+	// machine leadership may move between two looks, which raft allows, so
+	// a view that disagrees with a leader that has since changed is looked
+	// at again. A view that stays wrong fails after remotingtest.Hang.
+	for end := time.Now().Add(remotingtest.Hang); ; time.Sleep(10 * time.Millisecond) {
+		wrong := leaderViews(g, &mu, events)
+		if wrong == "" {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("%s (still after %v)", wrong, remotingtest.Hang)
+		}
+	}
+}
+
+// leaderViews checks the ready leader's last OnLeadership call, a
+// follower's refusal and both nodes' Leader and Stats against one leader,
+// and returns what disagreed, or "" when all agreed and the leader was the
+// same before and after.
+func leaderViews(g *group, mu *sync.Mutex, events map[string][]bool) string {
+	l := g.leader()
+	mu.Lock()
+	calls := slices.Clone(events[g.peers[l].ID])
 	mu.Unlock()
 	if len(calls) == 0 || !calls[len(calls)-1] {
-		t.Fatalf("leader's OnLeadership calls: %v", calls)
+		return fmt.Sprintf("leader's OnLeadership calls: %v", calls)
 	}
 
 	// A follower refuses with the leader's id and broker-facing address.
-	l = g.leader()
 	f := (l + 1) % 3
-	_, err = g.nodes[f].Apply(ctx, []byte("x"))
+	_, err := g.nodes[f].Apply(context.Background(), []byte("x"))
 	var nl *NotLeaderError
 	if !errors.As(err, &nl) || !errors.Is(err, ErrNotLeader) {
-		t.Fatalf("follower Apply: %v", err)
+		return fmt.Sprintf("follower Apply: %v", err)
 	}
 	if nl.Leader.ID != g.peers[l].ID || nl.Leader.ServeAddr != g.peers[l].ServeAddr || nl.Leader.RaftAddr != g.peers[l].RaftAddr || nl.Leader.Self {
-		t.Fatalf("follower names leader %+v, want %+v", nl.Leader, g.peers[l])
+		return fmt.Sprintf("follower names leader %+v, want %+v", nl.Leader, g.peers[l])
 	}
 	info, ok := g.nodes[f].Leader()
 	if !ok || info.ID != g.peers[l].ID || info.ServeAddr != g.peers[l].ServeAddr {
-		t.Fatalf("follower Leader() = %+v, %v", info, ok)
+		return fmt.Sprintf("follower Leader() = %+v, %v", info, ok)
 	}
 	if !g.nodes[f].HasLeader() || g.nodes[f].IsLeader() || g.nodes[f].ReadyLeader() {
-		t.Fatal("follower's view of itself is wrong")
+		return "follower's view of itself is wrong"
 	}
 
 	st := g.nodes[l].Stats()
 	if st.State != "Leader" || !st.ReadyLeader || st.LeaderID != g.peers[l].ID || st.Voters != 3 ||
 		st.AppliedIndex < 50 || st.CommitIndex < st.AppliedIndex || st.LastLogIndex < st.CommitIndex || st.Term == 0 || st.MembershipMismatch {
-		t.Fatalf("leader stats %+v", st)
+		return fmt.Sprintf("leader stats %+v", st)
 	}
 	fs := g.nodes[f].Stats()
 	if fs.State != "Follower" || fs.ReadyLeader || fs.LeaderID != g.peers[l].ID || fs.LastContact.IsZero() {
-		t.Fatalf("follower stats %+v", fs)
+		return fmt.Sprintf("follower stats %+v", fs)
 	}
+	if g.leader() != l {
+		return "leadership moved while it was looked at"
+	}
+	return ""
 }
 
 // writer keeps writing unique entries through whichever node leads and

@@ -15,7 +15,7 @@ import (
 
 func TestCompressedRegistrationBoundByFrameLimit(t *testing.T) {
 	cfg := testConfig(t)
-	cfg.FrameMaxLength = 1 << 20
+	cfg.FrameMaxLength = 64 << 10
 	cfg.MaxPendingRequestBytes = 4 << 20
 	cfg.MaxTopicsPerBroker, cfg.MaxTopics = 1<<20, 1<<20 // this test is about the inflation bound
 	s, _ := startServer(t, cfg)
@@ -40,14 +40,14 @@ func TestCompressedRegistrationBoundByFrameLimit(t *testing.T) {
 		req.Body = b
 		return w.Call(req)
 	}
-	// Each topic inflates to 32 bytes: 20k topics to 625 KiB, under the
-	// limit; 60k to 1.8 MiB, while their compressed body (150 KiB) fits
-	// the 1 MiB frame several times over.
-	if r := register(20000, 1); r.Code != codec.Success {
-		t.Fatalf("20k topics: code %d %q", r.Code, r.Remark)
+	// Each topic inflates to 32 bytes: 1,200 topics to 37.5 KiB, under
+	// the 64 KiB limit; 4,000 to 125 KiB, while their compressed body
+	// fits the frame several times over.
+	if r := register(1200, 1); r.Code != codec.Success {
+		t.Fatalf("1,200 topics: code %d %q", r.Code, r.Remark)
 	}
-	r := register(60000, 2)
-	if r.Code == codec.Success || !strings.Contains(r.Remark, "inflates beyond 1048576 bytes") {
-		t.Fatalf("60k topics inflating past the frame limit: code %d %q", r.Code, r.Remark)
+	r := register(4000, 2)
+	if r.Code == codec.Success || !strings.Contains(r.Remark, "inflates beyond 65536 bytes") {
+		t.Fatalf("4,000 topics inflating past the frame limit: code %d %q", r.Code, r.Remark)
 	}
 }
