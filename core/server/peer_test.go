@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/rocketns/rocketns/codec"
 	"github.com/rocketns/rocketns/core/config"
@@ -314,9 +315,25 @@ func TestPeerCopyFailuresStartCold(t *testing.T) {
 		cfg := peerConfig(t, peer)
 		cfg.RouteSnapshotPeerTimeoutMs = 200
 		logs := &remotingtest.Logs{}
-		s, err := New(cfg, logs.Logger())
-		if err != nil {
-			t.Fatalf("%s: start-up failed: %v", wantReason, err)
+		// Hang bounds a start-up the peer timeout failed to bound.
+		type built struct {
+			s   *Server
+			err error
+		}
+		done := make(chan built, 1)
+		go func() {
+			s, err := New(cfg, logs.Logger())
+			done <- built{s, err}
+		}()
+		var s *Server
+		select {
+		case b := <-done:
+			if b.err != nil {
+				t.Fatalf("%s: start-up failed: %v", wantReason, b.err)
+			}
+			s = b.s
+		case <-time.After(remotingtest.Hang):
+			t.Fatalf("%s: start-up still waiting on %s after %v: routeSnapshotPeerTimeoutMs does not bound it", wantReason, peer, remotingtest.Hang)
 		}
 		ws := s.WarmStart()
 		if ws.Warm || !strings.HasPrefix(ws.Cold, "no route snapshot; no peer copy: "+peer+": ") || !strings.Contains(ws.Cold, wantReason) {
