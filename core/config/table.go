@@ -121,9 +121,10 @@ var table = []Key{
 		field: func(c *Config) any { return &c.RouteSnapshotIntervalMs }},
 	// The peer copy. Each peer is tried before the port opens, so its
 	// timeout is what a dead or stuck peer adds to a start-up: long enough
-	// for the largest table a frame carries (16 MiB, about 3M entries, is
-	// encoded and read in well under a second), short enough that a few
-	// unreachable peers do not hold a restart for long.
+	// for the largest table a frame carries (16 MiB, about 3M entries: a
+	// fraction of a second to encode, as long again to cross a LAN),
+	// short enough that a few unreachable peers do not hold a restart
+	// for long.
 	{Name: KeyRouteSnapshotPeerCopy, Default: true, Roles: RoleNameServer,
 		Doc:   "warm start of a server with no usable route snapshot (a new pod with an empty volume, a snapshot too old): before its port opens it copies the route table from the first of `routeSnapshotPeers` that answers, with each broker as long since heard as it was there; a peer that is down, slow or refuses leaves a cold start, never a failed one. Needs `routeSnapshotEnable`",
 		field: func(c *Config) any { return &c.RouteSnapshotPeerCopy }},
