@@ -20,9 +20,9 @@ import (
 	"github.com/rocketns/rocketns/core/routesnap"
 )
 
-// PeerPrefix starts WarmStart.From for a table copied from another
+// peerPrefix starts WarmStart.From for a table copied from another
 // NameServer, "peer host:port", where a local one names its file.
-const PeerPrefix = "peer "
+const peerPrefix = "peer "
 
 // handleRouteSnapshot answers ROCKETNS_GET_ROUTE_SNAPSHOT with the route
 // table in the snapshot file's format (header, checksum, payload), for a
@@ -85,7 +85,7 @@ func (s *Server) copyFromPeers(peers []string) (ok bool, failures []string) {
 			failures = append(failures, addr+": "+err.Error())
 			continue
 		}
-		w.start = WarmStart{Warm: true, From: PeerPrefix + addr, TakenAt: time.UnixMilli(h.TakenAt),
+		w.start = WarmStart{Warm: true, From: peerPrefix + addr, TakenAt: time.UnixMilli(h.TakenAt),
 			Brokers: len(snap.Brokers), Topics: len(snap.Topics)}
 		// w.wrote stays false: the first background write saves the
 		// copy, so a restart after it is warm from its own file.
