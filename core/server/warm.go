@@ -243,7 +243,7 @@ var warmFamilies = []metrics.Family{
 	{Name: metricsPrefix + "route_snapshot_write_seconds", Help: "Time the last route snapshot took to export, encode and write.", Type: prometheus.GaugeValue},
 	{Name: metricsPrefix + "route_snapshot_writes_total", Help: "Route snapshots written.", Type: prometheus.CounterValue},
 	{Name: metricsPrefix + "route_snapshot_write_failures_total", Help: "Route snapshots that could not be written.", Type: prometheus.CounterValue},
-	{Name: metricsPrefix + "started_warm", Help: "1 when the server started from a route snapshot.", Type: prometheus.GaugeValue},
+	{Name: metricsPrefix + "started_warm", Help: "1 when the server started from a route snapshot, its own or a peer's.", Type: prometheus.GaugeValue},
 }
 
 func (s *Server) warmCollector() prometheus.Collector {
