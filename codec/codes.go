@@ -41,6 +41,12 @@ const (
 	BrokerHeartbeat               int32 = 904 // BROKER_HEARTBEAT: also a controller code
 	NotifyMinBrokerIDChange       int32 = 905 // NOTIFY_MIN_BROKER_ID_CHANGE: sent by the NameServer to brokers, never received
 
+	// rocketns's own: far above every Java RequestCode (5.x's highest are
+	// the pop codes, 3442-3543) and within the int16 code field of the
+	// binary header. A Java NameServer answers it
+	// REQUEST_CODE_NOT_SUPPORTED.
+	GetRouteSnapshot int32 = 30001 // ROCKETNS_GET_ROUTE_SNAPSHOT: the route table as a route snapshot (core/routesnap), for a peer's warm start
+
 	// The controller port's (RIP-44, the broker-id protocol of 5.1.1+),
 	// besides BROKER_HEARTBEAT above. Codes 1014-1018 exist only as Java
 	// JRaft log entries: a Java controller answers them with

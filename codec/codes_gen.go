@@ -57,6 +57,8 @@ func RequestCodeName(code int32) string {
 		return "BROKER_HEARTBEAT"
 	case NotifyMinBrokerIDChange:
 		return "NOTIFY_MIN_BROKER_ID_CHANGE"
+	case GetRouteSnapshot:
+		return "ROCKETNS_GET_ROUTE_SNAPSHOT"
 	case ControllerAlterSyncStateSet:
 		return "CONTROLLER_ALTER_SYNC_STATE_SET"
 	case ControllerElectMaster:

@@ -6,7 +6,8 @@
 // and its first route queries, before any broker registers again, answer
 // the routes the first process served, byte for byte. The same SIGTERM
 // with route snapshots off answers TOPIC_NOT_EXIST: the window warm
-// restart closes.
+// restart closes. A new process whose peer is a running one answers its
+// routes the same way, from the copy.
 
 package main_test
 
@@ -70,22 +71,7 @@ func testWarmRestart(t *testing.T, bin string, enable, kill bool, intervalMs int
 		"--set", "routeSnapshotIntervalMs=" + strconv.Itoa(intervalMs)}
 	first := startChild(t, bin, filepath.Join(dir, "namesrv-1.log"), args...)
 
-	// The brokers' connection stays open until the process stops: a
-	// connection closed earlier unregisters its brokers, as in Java.
-	reg := dial(t, first.addr)
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
-	defer cancel()
-	for _, wb := range warmBrokers {
-		rb := &body.RegisterBroker{FilterServerList: []string{},
-			DataVersion: body.DataVersion{Timestamp: time.Now().UnixMilli(), Counter: 1}}
-		for _, topic := range wb.topics {
-			rb.Topics = append(rb.Topics, body.TopicConfig{TopicName: topic, ReadQueueNums: 4, WriteQueueNums: 4,
-				Perm: 6, TopicFilterType: "SINGLE_TAG"})
-		}
-		if _, _, err := reg.RegisterBroker(ctx, wb.b, rb); err != nil {
-			t.Fatalf("register %s %s: %v\n%s", wb.b.Name, wb.b.Addr, err, first.log())
-		}
-	}
+	reg := registerWarmBrokers(t, first)
 	want := routeAnswers(t, first.addr)
 	for i, a := range want {
 		if a.code != codec.Success {
@@ -130,6 +116,63 @@ func testWarmRestart(t *testing.T, bin string, enable, kill bool, intervalMs int
 		t.Fatalf("the restart does not say it started warm:\n%s", second.log())
 	}
 	second.signal(t, syscall.SIGTERM)
+}
+
+// registerWarmBrokers registers warmBrokers with p over one connection
+// and returns it: it must stay open until the process stops, since a
+// connection closed earlier unregisters its brokers, as in Java.
+func registerWarmBrokers(t *testing.T, p *child) *client.Client {
+	t.Helper()
+	reg := dial(t, p.addr)
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	for _, wb := range warmBrokers {
+		rb := &body.RegisterBroker{FilterServerList: []string{},
+			DataVersion: body.DataVersion{Timestamp: time.Now().UnixMilli(), Counter: 1}}
+		for _, topic := range wb.topics {
+			rb.Topics = append(rb.Topics, body.TopicConfig{TopicName: topic, ReadQueueNums: 4, WriteQueueNums: 4,
+				Perm: 6, TopicFilterType: "SINGLE_TAG"})
+		}
+		if _, _, err := reg.RegisterBroker(ctx, wb.b, rb); err != nil {
+			t.Fatalf("register %s %s: %v\n%s", wb.b.Name, wb.b.Addr, err, p.log())
+		}
+	}
+	return reg
+}
+
+// A new process with an empty directory and the first as its peer
+// answers the first's routes, byte for byte, before any broker registers
+// with it.
+func TestPeerCopyProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the real binary; skipped with -short")
+	}
+	if runtime.GOOS == "windows" {
+		t.Skip("needs POSIX signals")
+	}
+	bin := buildBinary(t)
+	args := func(dir string, more ...string) []string {
+		return append([]string{"--bindAddress", "127.0.0.1", "--listenPort", "0",
+			"--kvConfigPath", filepath.Join(dir, "kvConfig.json"),
+			"--set", "configStorePath=" + filepath.Join(dir, "namesrv.properties")}, more...)
+	}
+	dirA, dirB := t.TempDir(), t.TempDir()
+	a := startChild(t, bin, filepath.Join(dirA, "namesrv.log"), args(dirA)...)
+	// The connection stays open (dial closes it at the test's end).
+	registerWarmBrokers(t, a)
+	want := routeAnswers(t, a.addr)
+
+	b := startChild(t, bin, filepath.Join(dirB, "namesrv.log"), args(dirB, "--set", "routeSnapshotPeers="+a.addr)...)
+	for i, got := range routeAnswers(t, b.addr) {
+		if got.code != codec.Success || !bytes.Equal(got.body, want[i].body) {
+			t.Fatalf("%s from the copy: %d %s\n%s\nwant\n%s\n%s", warmTopics[i], got.code, got.remark, got.body, want[i].body, b.log())
+		}
+	}
+	if !strings.Contains(b.log(), "starting warm: route table copied from a peer") {
+		t.Fatalf("the new process does not say it copied a peer:\n%s", b.log())
+	}
+	b.signal(t, syscall.SIGTERM)
+	a.signal(t, syscall.SIGTERM)
 }
 
 type routeAnswer struct {

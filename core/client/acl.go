@@ -41,14 +41,19 @@ func (c *Client) SetCredentials(cr Credentials) {
 }
 
 // sign adds the signing fields to req when credentials are set. It runs as
-// the frame is written, after every field is final, and replaces the fields
-// of an earlier signing so a request can be sent again; a request sent
-// again in the strict scheme gets a new time and nonce.
+// the frame is written, after every field is final.
 func (c *Client) sign(req *codec.Command) {
-	cr := c.creds.Load()
-	if cr == nil {
-		return
+	if cr := c.creds.Load(); cr != nil {
+		cr.Sign(req)
 	}
+}
+
+// Sign adds cr's signing fields to req, whose fields and body must be
+// final, as a Client with cr does to each request it writes: for a
+// caller that writes its own frames. It replaces the fields of an earlier
+// signing so a request can be sent again; a request signed again in the
+// strict scheme gets a new time and nonce.
+func (cr *Credentials) Sign(req *codec.Command) {
 	// A field of the other scheme left from an earlier signing would be
 	// signed over, or make the server read the request as strict.
 	req.Ext = slices.DeleteFunc(req.Ext, func(f codec.Field) bool {

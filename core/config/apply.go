@@ -438,6 +438,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validateLimits()...)
 	errs = append(errs, c.validateTLSKeys()...)
 	errs = append(errs, c.validateAdmin()...)
+	errs = append(errs, c.validatePeers()...)
 	errs = append(errs, c.validateLog()...)
 	return errors.Join(errs...)
 }

@@ -105,6 +105,11 @@ type Config struct {
 	RouteSnapshotEnable     bool   // routeSnapshotEnable: write the route snapshot and load it at start
 	RouteSnapshotPath       string // routeSnapshotPath: its file; "" = routes.snapshot beside kvConfigPath
 	RouteSnapshotIntervalMs int64  // routeSnapshotIntervalMs: at most one background write per interval
+	// The copy from another NameServer when there is no usable snapshot.
+	RouteSnapshotPeerCopy      bool   // routeSnapshotPeerCopy: copy the table from a peer at a cold start
+	RouteSnapshotPeers         string // routeSnapshotPeers: host:port;host:port; "" = nsaddrList
+	RouteSnapshotPeerTimeoutMs int64  // routeSnapshotPeerTimeoutMs: the bound on one peer's answer
+	RouteSnapshotPeerAccessKey string // routeSnapshotPeerAccessKey: the aclFile account that signs the copy; "" = unsigned
 
 	// Extra holds, as written, the keys that set no field: the
 	// controller's (read into a Controller), the Java-only settings

@@ -24,6 +24,13 @@ const (
 	KeyControllerMaxLiveBrokers = "controllerMaxLiveBrokers"
 )
 
+// Keys of the route snapshot's peer copy that the checks name.
+const (
+	KeyRouteSnapshotPeerCopy      = "routeSnapshotPeerCopy"
+	KeyRouteSnapshotPeers         = "routeSnapshotPeers"
+	KeyRouteSnapshotPeerAccessKey = "routeSnapshotPeerAccessKey"
+)
+
 // Defaults of the controller's state bounds: far above any real cluster (a
 // few hundred broker sets of two or three brokers, a few more ids where
 // brokers lost their identity files), far below what exhausts a node: a
@@ -112,6 +119,24 @@ var table = []Key{
 	{Name: "routeSnapshotIntervalMs", Default: int64(5000), Unit: "ms", Range: between(1000, 60000), Roles: RoleNameServer,
 		Doc:   "at most one background write of the route snapshot per interval, and only when the table changed; a kill loses at most this much of the table's history",
 		field: func(c *Config) any { return &c.RouteSnapshotIntervalMs }},
+	// The peer copy. Each peer is tried before the port opens, so its
+	// timeout is what a dead or stuck peer adds to a start-up: long enough
+	// for the largest table a frame carries (16 MiB, about 3M entries: a
+	// fraction of a second to encode, as long again to cross a LAN),
+	// short enough that a few unreachable peers do not hold a restart
+	// for long.
+	{Name: KeyRouteSnapshotPeerCopy, Default: true, Roles: RoleNameServer,
+		Doc:   "warm start of a server with no usable route snapshot (a new pod with an empty volume, a snapshot too old): before its port opens it copies the route table from the first of `routeSnapshotPeers` that answers, with each broker as long since heard as it was there; a peer that is down, slow or refuses leaves a cold start, never a failed one. Needs `routeSnapshotEnable`",
+		field: func(c *Config) any { return &c.RouteSnapshotPeerCopy }},
+	{Name: KeyRouteSnapshotPeers, Default: "", Roles: RoleNameServer,
+		Doc:   "the rocketns NameServers to copy from, `host:port;host:port`, tried in order; empty: the entries of `nsaddrList` (this server's own entry is refused at once, its port not being open yet)",
+		field: func(c *Config) any { return &c.RouteSnapshotPeers }},
+	{Name: "routeSnapshotPeerTimeoutMs", Default: int64(3000), Unit: "ms", Range: between(100, 60000), Roles: RoleNameServer,
+		Doc:   "the bound on one peer's copy, from the dial to the last byte of its answer; a start-up waits at most this long per peer",
+		field: func(c *Config) any { return &c.RouteSnapshotPeerTimeoutMs }},
+	{Name: KeyRouteSnapshotPeerAccessKey, Default: "", Roles: RoleNameServer,
+		Doc:   "the account of `aclFile` whose secret signs the copy request (strict scheme when the account or `aclStrictSignature` asks for it), for peers with `authorizationEnable`; it needs role `readonly` or `admin` there. Empty: the request goes unsigned, which peers with only `adminAllowCIDRs` accept from their admin networks",
+		field: func(c *Config) any { return &c.RouteSnapshotPeerAccessKey }},
 	{Name: "deleteTopicWithBrokerRegistration", Default: false, Class: ClassNamesrv, Roles: RoleNameServer, Runtime: true,
 		Doc:   "a master's registration is its authoritative topic set",
 		field: func(c *Config) any { return &c.DeleteTopicWithBrokerRegistration }},

@@ -171,6 +171,28 @@ var ErrNotEmpty = errors.New("restore into a table that is not empty")
 // stays empty. Restore keeps s's slices and maps: s must not be modified
 // afterwards.
 func (t *Table) Restore(s *Snapshot) error {
+	return t.restore(s, func(BrokerState) int64 { return s.TakenAt })
+}
+
+// RestoreAged is Restore with each broker counted as last heard as long
+// before now (the table's clock) as it was last heard before s.TakenAt:
+// for a snapshot of a table that kept running until s.TakenAt (another
+// NameServer's), where each broker's LastUpdate is when it was really
+// last heard. A broker that had stopped reporting there is not given a
+// fresh timeout here: it expires when it would have expired there.
+// Only ages cross from s's clock to the table's, so the two clocks need
+// not agree.
+func (t *Table) RestoreAged(s *Snapshot) error {
+	now := t.now()
+	return t.restore(s, func(b BrokerState) int64 {
+		// A LastUpdate after TakenAt (a clock that stepped back there)
+		// counts as heard at TakenAt, now here.
+		return now - max(0, s.TakenAt-b.LastUpdate)
+	})
+}
+
+// restore is Restore with each broker last heard at heard(b).
+func (t *Table) restore(s *Snapshot, heard func(BrokerState) int64) error {
 	if err := s.check(); err != nil {
 		return fmt.Errorf("restore snapshot: %w", err)
 	}
@@ -204,7 +226,7 @@ func (t *Table) Restore(s *Snapshot) error {
 			timeout = t.opts.DefaultBrokerTimeout
 		}
 		key := addrKey{b.Cluster, b.Addr}
-		put(&w.live, key, &liveInfo{key: key, lastUpdate: s.TakenAt, timeout: timeout, dv: b.DataVersion,
+		put(&w.live, key, &liveInfo{key: key, lastUpdate: heard(b), timeout: timeout, dv: b.DataVersion,
 			haAddr: b.HAAddr, name: b.Name, id: b.ID, owner: b.Owner})
 	}
 	for _, m := range s.Mappings {

@@ -189,6 +189,60 @@ func TestSnapshotRestoredBrokersExpireOnTheirTimeout(t *testing.T) {
 	}
 }
 
+// RestoreAged keeps each broker's age at the snapshot's source: one last
+// heard long before TakenAt expires that much sooner, whatever the two
+// clocks read.
+func TestSnapshotRestoreAgedKeepsEachBrokersAge(t *testing.T) {
+	tb, c := newTable(Options{})
+	mustRegister(t, tb, reg("a", "m:1", 0, 1, tc("T1", 4, 6), tc("T3", 4, 6)))
+	c.ms += 100_000 // a stopped reporting 100 s ago
+	mustRegister(t, tb, reg("b", "n:1", 0, 1, tc("T2", 4, 6), tc("T3", 4, 6)))
+	c.ms += 1000
+	snap, _ := tb.Export()
+
+	fresh, fc := newTable(Options{})
+	fc.ms = snap.TakenAt + 3_600_000 // this server's clock is an hour ahead of the source's
+	if err := fresh.RestoreAged(snap); err != nil {
+		t.Fatal(err)
+	}
+	start := fc.ms
+	expired := func(at int64) string {
+		t.Helper()
+		fc.ms = at
+		var out []string
+		for _, ev := range fresh.ScanExpired() {
+			out = append(out, ev.BrokerName)
+		}
+		slices.Sort(out)
+		return fmt.Sprint(out)
+	}
+	// a: 101 s old at the copy, 19 s left; b: 1 s old, 119 s left.
+	if got := expired(start + 19_000); got != "[]" {
+		t.Fatalf("expired at a's deadline: %s", got)
+	}
+	if got := expired(start + 19_001); got != "[a]" {
+		t.Fatalf("after a's deadline: %s", got)
+	}
+	if got := expired(start + 119_000); got != "[]" {
+		t.Fatalf("expired at b's deadline: %s", got)
+	}
+	if got := expired(start + 119_001); got != "[b]" {
+		t.Fatalf("after b's deadline: %s", got)
+	}
+
+	// A LastUpdate after TakenAt (the source's clock stepped back) counts
+	// as heard at the copy, never in the future.
+	snap.Brokers[1].LastUpdate = snap.TakenAt + 50_000
+	again, ac := newTable(Options{})
+	if err := again.RestoreAged(snap); err != nil {
+		t.Fatal(err)
+	}
+	ac.ms += DefaultBrokerTimeout + 1
+	if n := len(again.ScanExpired()); n != 2 {
+		t.Fatalf("%d brokers expired a timeout after the copy, want both", n)
+	}
+}
+
 func TestSnapshotRegistrationReplacesRestoredBroker(t *testing.T) {
 	tb, _ := richTable(t)
 	snap, _ := tb.Export()

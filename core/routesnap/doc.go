@@ -3,5 +3,7 @@
 // (magic, format version, the time it was taken, the payload's length and
 // CRC-32C) and a compact binary encoding of a route.Snapshot. A file that
 // is stale, corrupt, truncated or of another format version is reported
-// by Load as such, never half-read.
+// by Load as such, never half-read. The same bytes answer
+// ROCKETNS_GET_ROUTE_SNAPSHOT, a peer's copy of the table, and Decode
+// checks them the same way.
 package routesnap

@@ -83,6 +83,11 @@ func (s *Server) codeTable() []requestCode {
 		{codec.AddWritePermOfBroker, s.handleAddWritePerm, classAdmin, remoting.Heavy, auth.ClassAdmin, nil},
 		{codec.GetBrokerMemberGroup, s.handleBrokerMemberGroup, classAdmin, nil, auth.ClassOpen, nil},
 		{codec.BrokerHeartbeat, s.handleHeartbeat, classRegistration, nil, auth.ClassBrokerReport, nil},
+		// rocketns's own. Config-read: it changes nothing, but the table
+		// (every broker address, account names of registrations) is for
+		// the admin networks and, with signatures on, for a readonly or
+		// admin account, so the copying server needs no admin key.
+		{codec.GetRouteSnapshot, s.handleRouteSnapshot, classAdmin, remoting.Heavy, auth.ClassConfigRead, nil},
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,16 +30,20 @@ const SnapshotFile = "routes.snapshot"
 // be gone.
 const snapshotMaxAge = route.DefaultBrokerTimeout
 
-// WarmStart says how the server started: from a route snapshot or empty.
+// WarmStart says how the server started: from its route snapshot, from a
+// peer's table, or empty.
 type WarmStart struct {
-	Warm    bool
-	From    string    // the snapshot file (its path, whether or not it was used); "" when off
-	TakenAt time.Time // when the loaded snapshot was taken
+	Warm bool
+	// From is the snapshot file (its path, whether or not it was used),
+	// or "peer host:port" for a table copied from another NameServer;
+	// "" when snapshots are off.
+	From    string
+	TakenAt time.Time // when the loaded snapshot was taken (by the peer's clock for a copy)
 	Brokers int       // live brokers restored
 	Topics  int       // topics restored
 	// Cold says why the server started empty: snapshots are off, there
 	// was no file, or it was stale, corrupt, truncated or of another
-	// format version.
+	// format version; then why each peer gave no copy.
 	Cold string
 }
 
@@ -117,6 +122,10 @@ func (s *Server) loadSnapshot() {
 	}
 	if err != nil {
 		w.start.Cold = coldReason(err)
+		if peers := cfg.SnapshotPeers(); len(peers) > 0 {
+			s.coldFromPeers(peers, err)
+			return
+		}
 		if routesnap.IsNotExist(err) {
 			w.logStart = func() { s.log.Info("starting cold: no route snapshot yet", "path", w.path) }
 		} else {
@@ -139,6 +148,23 @@ func (s *Server) loadSnapshot() {
 		"brokers", w.start.Brokers, "topics", w.start.Topics, "entries", snap.Entries(),
 		"load_time", time.Since(begun).Round(time.Microsecond)}
 	w.logStart = func() { s.log.Info("starting warm: route table restored from its snapshot", attrs...) }
+}
+
+// coldFromPeers copies the table from peers when the local snapshot,
+// unusable for err, could not be loaded; failing that, the server starts
+// cold and one log line says why, for the file and for each peer.
+func (s *Server) coldFromPeers(peers []string, err error) {
+	w := &s.warm
+	ok, failures := s.copyFromPeers(peers)
+	if ok {
+		return
+	}
+	w.start.Cold += "; no peer copy: " + strings.Join(failures, "; ")
+	attrs := []any{"path", w.path, "snapshot", err, "peers", strings.Join(failures, "; ")}
+	w.logStart = func() {
+		s.log.Warn("starting cold: no usable route snapshot and no peer copied its table; routes fill as brokers register (up to 30 s)",
+			append(attrs, "setting", "routeSnapshotPeers")...)
+	}
 }
 
 func coldReason(err error) string {
@@ -217,7 +243,7 @@ var warmFamilies = []metrics.Family{
 	{Name: metricsPrefix + "route_snapshot_write_seconds", Help: "Time the last route snapshot took to export, encode and write.", Type: prometheus.GaugeValue},
 	{Name: metricsPrefix + "route_snapshot_writes_total", Help: "Route snapshots written.", Type: prometheus.CounterValue},
 	{Name: metricsPrefix + "route_snapshot_write_failures_total", Help: "Route snapshots that could not be written.", Type: prometheus.CounterValue},
-	{Name: metricsPrefix + "started_warm", Help: "1 when the server started from a route snapshot.", Type: prometheus.GaugeValue},
+	{Name: metricsPrefix + "started_warm", Help: "1 when the server started from a route snapshot, its own or a peer's.", Type: prometheus.GaugeValue},
 }
 
 func (s *Server) warmCollector() prometheus.Collector {
