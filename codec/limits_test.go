@@ -12,6 +12,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/rocketns/rocketns/codec/codectest"
 )
 
 // longKeyHeader builds a header of n distinct keys of keyLen bytes that
@@ -31,6 +33,7 @@ func longKeyHeader(typ byte, n, keyLen int) (frame []byte, keyBytes int) {
 // The largest frame split into MaxExtEntries keys: compared pairwise, as
 // the plain scan does, that is about 8 GB of key bytes read.
 func TestLongDistinctKeysAreNotComparedInFull(t *testing.T) {
+	codectest.SkipUnderRace(t)
 	t.Parallel()
 	const n = MaxExtEntries
 	keyLen := (DefaultMaxFrame-4096)/n - 8
@@ -97,6 +100,7 @@ func (m *extModel) del(k string) {
 // Random puts, nulls and repeats over a small key set, on both sides of
 // the plain-scan bounds, decode as the model says, in both encodings.
 func TestRepeatedAndNullKeysMatchPlainSemantics(t *testing.T) {
+	codectest.SkipUnderRace(t)
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := 0; round < 400; round++ {
@@ -235,6 +239,7 @@ func TestIndexedHeaderZeroAllocWhenWarm(t *testing.T) {
 }
 
 func TestEncodeRefusesHeaderBeyondLengthField(t *testing.T) {
+	codectest.SkipUnderRace(t)
 	// Binary: 21 fixed bytes plus the remark, so the boundary is exact.
 	fits := &Command{Code: Success, SerializeType: SerializeRocketMQ, Remark: strings.Repeat("r", maxHeaderLen-binaryFixedLen)}
 	frame, err := EncodeFrame(nil, fits)

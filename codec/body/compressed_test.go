@@ -11,10 +11,11 @@ import (
 	"math"
 	"reflect"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rocketns/rocketns/codec/codectest"
 )
 
 func deflate(t testing.TB, raw []byte) []byte {
@@ -144,6 +145,7 @@ func TestCompressedJavaShapes(t *testing.T) {
 }
 
 func TestCompressedRejects(t *testing.T) {
+	codectest.SkipUnderRace(t)
 	t.Parallel()
 	good := layout(`{"counter":1,"timestamp":2}`, 1, "T 1 1 6 SINGLE_TAG", `[]`, 0)
 	f := func(name string, body []byte, version int32) {
@@ -209,6 +211,7 @@ func TestParseTopicRecord(t *testing.T) {
 // bytes after the last section do not count, however many there are
 // (Java ignores them too).
 func TestCompressedInflateLimit(t *testing.T) {
+	codectest.SkipUnderRace(t)
 	t.Parallel()
 	const limit = 64 << 10
 	head := layout(`{"counter":1,"timestamp":2}`, 1, "T 1 1 6 SINGLE_TAG")
@@ -265,19 +268,6 @@ func zeroBomb(t testing.TB, n int64) []byte {
 	return b.Bytes()
 }
 
-func raceEnabled() bool {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return false
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "-race" {
-			return s.Value == "true"
-		}
-	}
-	return false
-}
-
 type zeroReader struct{}
 
 func (zeroReader) Read(p []byte) (int, error) {
@@ -290,9 +280,7 @@ func (zeroReader) Read(p []byte) (int, error) {
 // the sections it reads; inflating the whole stream first cost 570 MiB of
 // heap per request, enough for one request to bring down a 512 MiB pod.
 func TestCompressedPaddingIsNotInflated(t *testing.T) {
-	if raceEnabled() {
-		t.Skip("deflating the bomb takes 20 times as long under the race detector")
-	}
+	codectest.SkipUnderRace(t) // deflating the bomb takes 20 times as long under it
 	bomb := zeroBomb(t, MaxInflated-1024)
 	t.Logf("compressed body: %d bytes", len(bomb))
 	var rb *RegisterBroker

@@ -109,6 +109,7 @@ func parseLoose(t testing.TB, b []byte) any {
 }
 
 func TestDecodeRegisterBrokerVectors(t *testing.T) {
+	codectest.SkipUnderRace(t)
 	t.Parallel()
 	seen := 0
 	for _, fr := range loadVectors(t) {

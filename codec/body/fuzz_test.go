@@ -14,9 +14,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rocketns/rocketns/codec/codectest"
 )
 
 func FuzzDecodeRegisterBroker(f *testing.F) {
+	codectest.SkipUnderRace(f)
 	for _, fr := range loadVectors(f) {
 		if fr.Dir != "req" || fr.Code != 103 {
 			continue
@@ -100,6 +103,7 @@ const fuzzInflateLimit = 4 << 10
 // and nothing else; those bytes alone decide the result; what decodes must
 // survive an encode and a decode.
 func FuzzCompressedLayout(f *testing.F) {
+	codectest.SkipUnderRace(f)
 	for _, fr := range loadVectors(f) {
 		if fr.Dir != "req" || fr.Code != 103 {
 			continue

@@ -76,9 +76,11 @@ func TestElectionCommittedAfterTimeoutIsAnnounced(t *testing.T) {
 		el := s.Stats().Elections
 		return el.StillExist != before.Elections.StillExist || el.Success != before.Elections.Success
 	})
+	// At least one 2011: on a slow machine the liveness scan may also
+	// find the dead master and try again, meeting the new one too.
 	st := s.Stats()
-	if st.Reannounced != 1 || st.Elections.Success != before.Elections.Success || st.Elections.StillExist != before.Elections.StillExist+1 {
-		t.Fatalf("reannounced %d, elections %+v (before the kill %+v); want 1, one more 2011 and no success counted",
+	if st.Reannounced != 1 || st.Elections.Success != before.Elections.Success || st.Elections.StillExist <= before.Elections.StillExist {
+		t.Fatalf("reannounced %d, elections %+v (before the kill %+v); want 1, a 2011 and no success counted",
 			st.Reannounced, st.Elections, before.Elections)
 	}
 	// Announced once: a later leadership does not repeat it.

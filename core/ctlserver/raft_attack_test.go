@@ -136,11 +136,14 @@ func TestRaftAttacks(t *testing.T) {
 				t.Errorf("n%d refused no RPC", i)
 			}
 		}
-		// The group still decides: a second broker joins the set.
+		// The group still decides: a second broker joins the set. Which
+		// one is master is not asserted: on a loaded machine the first
+		// one's heartbeats may lapse and the group elects again, which is
+		// the group deciding too.
 		b2 := c.broker("broker-a")
 		startBroker(t, b2)
 		c.converged(func(gs []status.ControllerGroup) bool {
-			return len(gs) == 1 && len(gs[0].Members) == 2 && gs[0].MasterID == master.MasterID
+			return len(gs) == 1 && len(gs[0].Members) == 2 && gs[0].HasMaster
 		})
 	}
 
