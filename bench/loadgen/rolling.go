@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -36,7 +37,7 @@ type RollingSpec struct {
 	Warm []bool
 	// RegisterEvery is the brokers' registration interval (a broker's
 	// registerNameServerPeriod, 30 s by default); each broker registers
-	// at its own phase within it, as brokers started at different times
+	// at a random phase within it, as brokers started at different times
 	// do, and only then: a restarted server hears from a broker again at
 	// the broker's next registration, not sooner.
 	RegisterEvery time.Duration
@@ -55,6 +56,10 @@ type RollingSpec struct {
 	// channel is closed; without it a client dials its own server again.
 	// An answer, whatever its code, never moves a client.
 	Failover bool
+
+	// phase draws a broker's first periodic registration after the one
+	// at start; nil: uniform within RegisterEvery.
+	phase func(every time.Duration) time.Duration
 }
 
 func (s RollingSpec) withDefaults() RollingSpec {
@@ -81,6 +86,9 @@ func (s RollingSpec) withDefaults() RollingSpec {
 	}
 	if s.ClientTimeout <= 0 {
 		s.ClientTimeout = 3 * time.Second
+	}
+	if s.phase == nil {
+		s.phase = func(every time.Duration) time.Duration { return 1 + rand.N(every) }
 	}
 	return s
 }
@@ -470,7 +478,9 @@ func rollingRound(ctx context.Context, o Options, spec RollingSpec, round int, w
 	}
 
 	// The brokers register with every server at start, then every
-	// RegisterEvery, broker i at i/B of the interval.
+	// RegisterEvery, each at a phase of its own drawn anew every round:
+	// brokers start at unrelated times, so where a restart falls in their
+	// cycles is chance, and the rounds sample it.
 	brokers, carriers := newRollBrokers(o.Cluster, spec.Servers)
 	sem := make(chan struct{}, 4)
 	var wg sync.WaitGroup
@@ -499,12 +509,16 @@ func rollingRound(ctx context.Context, o Options, spec RollingSpec, round int, w
 			b.close()
 		}
 	}()
+	phases := make([]time.Duration, len(brokers))
+	for i := range phases {
+		phases[i] = spec.phase(spec.RegisterEvery)
+	}
 	t0 := time.Now()
 	for i, b := range brokers {
 		bwg.Add(1)
 		go func() {
 			defer bwg.Done()
-			next := t0.Add(spec.RegisterEvery * time.Duration(i+1) / time.Duration(len(brokers)))
+			next := t0.Add(phases[i])
 			for {
 				t := time.NewTimer(time.Until(next))
 				select {

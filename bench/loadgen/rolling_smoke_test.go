@@ -34,6 +34,7 @@ func TestRollingSmoke(t *testing.T) {
 		// server knows is what it restored.
 		RegisterEvery: time.Hour, Warmup: 200 * time.Millisecond, Tail: 300 * time.Millisecond,
 		ClientsPerServer: 1, QueryEvery: 5 * time.Millisecond,
+		phase: func(every time.Duration) time.Duration { return every },
 	}
 	r, err := Run(context.Background(), ScenarioRolling, o)
 	if err != nil {
