@@ -133,11 +133,11 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 	}
 	if len(r.Restarts) > 0 {
-		fmt.Fprintln(tw, "round\tstart\tserver\tqueries\tok\tincomplete\tnot exist\tother code\ttimeout\trefused\tclosed\tnot exist for s\tdown s\tfirst answer s\tfirst code\tp99 us\tmax us\t")
+		fmt.Fprintln(tw, "round\tstart\tserver\tqueries\tok\tincomplete\tnot exist\tstopping: incomplete\tstopping: not exist\tother code\ttimeout\trefused\tclosed\tnot exist for s\tdown s\tfirst answer s\tfirst code\tp99 us\tmax us\t")
 		for _, x := range r.Restarts {
-			fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.3f\t%.3f\t%.3f\t%d\t%.0f\t%.0f\t\n",
-				x.Round, x.Start, x.Server, x.Queries, x.OK, x.Incomplete, x.NotExist, x.OtherCode, x.Timeout, x.Refused, x.Closed,
-				x.NotExistFor, x.Down, x.FirstAnswer, x.FirstCode, x.P99us, x.MaxUs)
+			fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.3f\t%.3f\t%.3f\t%d\t%.0f\t%.0f\t\n",
+				x.Round, x.Start, x.Server, x.Queries, x.OK, x.Incomplete, x.NotExist, x.StopIncomplete, x.StopNotExist,
+				x.OtherCode, x.Timeout, x.Refused, x.Closed, x.NotExistFor, x.Down, x.FirstAnswer, x.FirstCode, x.P99us, x.MaxUs)
 		}
 	}
 	if err := tw.Flush(); err != nil {

@@ -134,12 +134,25 @@ type serverCounts struct {
 	lastNotExist atomic.Int64
 	mu           sync.Mutex
 	hist         *Histogram // answered requests' latency
+	// stopping is set from SIGTERM until the old process exited: answers
+	// then come from a server shutting down, which should still have
+	// every route.
+	stopping                     atomic.Bool
+	stopNotExist, stopIncomplete atomic.Uint64
 }
 
 func (c *serverCounts) record(out int, latency time.Duration, now time.Time) {
 	c.n[out].Add(1)
 	if out == outNotExist {
 		c.lastNotExist.Store(now.UnixNano())
+	}
+	if c.stopping.Load() {
+		switch out {
+		case outNotExist:
+			c.stopNotExist.Add(1)
+		case outIncomplete:
+			c.stopIncomplete.Add(1)
+		}
 	}
 	if out <= outOtherCode {
 		c.mu.Lock()
@@ -159,10 +172,14 @@ type RestartRow struct {
 	// Incomplete answers list fewer brokers than carry the topic.
 	Incomplete uint64 `json:"incomplete"`
 	NotExist   uint64 `json:"topic_not_exist"`
-	OtherCode  uint64 `json:"other_code"`
-	Timeout    uint64 `json:"timeout"`
-	Refused    uint64 `json:"refused"`
-	Closed     uint64 `json:"closed"`
+	// StopNotExist and StopIncomplete are the part of NotExist and
+	// Incomplete the old process answered between SIGTERM and its exit.
+	StopNotExist   uint64 `json:"stop_topic_not_exist"`
+	StopIncomplete uint64 `json:"stop_incomplete"`
+	OtherCode      uint64 `json:"other_code"`
+	Timeout        uint64 `json:"timeout"`
+	Refused        uint64 `json:"refused"`
+	Closed         uint64 `json:"closed"`
 	// NotExistFor is how long after its first answer the restarted server
 	// still answered TOPIC_NOT_EXIST to some client; 0 when it never did.
 	NotExistFor float64 `json:"not_exist_for_s"`
@@ -567,7 +584,10 @@ func rollingRound(ctx context.Context, o Options, spec RollingSpec, round int, w
 	answered := make([]time.Time, spec.Servers)
 	for i, s := range servers {
 		termAt := time.Now()
-		if err := s.term(); err != nil {
+		counts[i].stopping.Store(true)
+		err := s.term()
+		counts[i].stopping.Store(false)
+		if err != nil {
 			return nil, 0, err
 		}
 		spawned, err := s.start()
@@ -602,6 +622,7 @@ func rollingRound(ctx context.Context, o Options, spec RollingSpec, round int, w
 		row.Timeout = c.n[outTimeout].Load()
 		row.Refused = c.n[outRefused].Load()
 		row.Closed = c.n[outClosed].Load()
+		row.StopNotExist, row.StopIncomplete = c.stopNotExist.Load(), c.stopIncomplete.Load()
 		for k := range c.n {
 			row.Queries += c.n[k].Load()
 		}

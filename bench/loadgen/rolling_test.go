@@ -83,7 +83,7 @@ func TestRouteOutcome(t *testing.T) {
 
 func TestWriteTableRestarts(t *testing.T) {
 	r := &Report{Scenario: ScenarioRolling, Server: "3 x namesrv", Restarts: []RestartRow{
-		{Round: 1, Start: "cold", Server: 2, Queries: 100, OK: 60, NotExist: 37, Refused: 3, NotExistFor: 2.5, Down: 0.08, FirstAnswer: 0.07, FirstCode: 17},
+		{Round: 1, Start: "cold", Server: 2, Queries: 100, OK: 60, NotExist: 37, StopIncomplete: 4, StopNotExist: 5, Refused: 3, NotExistFor: 2.5, Down: 0.08, FirstAnswer: 0.07, FirstCode: 17},
 	}}
 	var out bytes.Buffer
 	if err := r.WriteTable(&out); err != nil {
@@ -93,7 +93,7 @@ func TestWriteTableRestarts(t *testing.T) {
 	if len(lines) != 3 || !strings.Contains(lines[1], "not exist") {
 		t.Fatalf("table:\n%s", out.String())
 	}
-	if got := strings.Fields(lines[2]); strings.Join(got, " ") != "1 cold 2 100 60 0 37 0 0 3 0 2.500 0.080 0.070 17 0 0" {
+	if got := strings.Fields(lines[2]); strings.Join(got, " ") != "1 cold 2 100 60 0 37 4 5 0 0 3 0 2.500 0.080 0.070 17 0 0" {
 		t.Errorf("row fields %q", got)
 	}
 }
