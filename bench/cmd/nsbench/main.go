@@ -176,6 +176,15 @@ turn with the same load, -rounds times, rotating the order every round;
 the metrics give each target's QPS and ratio ranges. With -pin 0/1 the
 servers run on CPU 0 and the generator on CPU 1.
 
+The rolling scenario starts -servers namesrv processes (-namesrv), registers
+the brokers with all of them (then each broker every -register-every, at a
+random phase), starts -clients clients on each and restarts the servers one
+after the other: SIGTERM, start again, wait for the first answer. One round
+per -warm entry (routeSnapshotEnable). The table counts, per round and
+server, what the clients saw: TOPIC_NOT_EXIST, incomplete routes (fewer
+brokers than carry the topic), timeouts, refused dials, closed connections,
+and the part the stopping process answered between SIGTERM and its exit.
+
 `
 
 // plan says what the run will do and about how long it takes, so that a
