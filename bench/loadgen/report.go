@@ -51,6 +51,8 @@ type Report struct {
 	PerTopic int      `json:"per_topic,omitempty"`
 	Rows     []Row    `json:"rows,omitempty"`
 	Metrics  []Metric `json:"metrics,omitempty"`
+	// Restarts are the rolling scenario's rows: per round and server.
+	Restarts []RestartRow `json:"restarts,omitempty"`
 	// Interrupted is set when the run was stopped early (Ctrl-C): the
 	// figures cover only what ran.
 	Interrupted bool     `json:"interrupted,omitempty"`
@@ -128,6 +130,14 @@ func (r *Report) WriteTable(w io.Writer) error {
 				x.Name, x.Conns, x.Depth, x.Seconds, x.Requests, x.QPS, ratio,
 				x.P50us, x.P90us, x.P99us, x.P999us, x.MaxUs, x.Errors, x.NotFound,
 				float64(x.BytesOut)/1e6, float64(x.BytesIn)/1e6)
+		}
+	}
+	if len(r.Restarts) > 0 {
+		fmt.Fprintln(tw, "round\tstart\tserver\tqueries\tok\tincomplete\tnot exist\tstopping: incomplete\tstopping: not exist\tother code\ttimeout\trefused\tclosed\tnot exist for s\tdown s\tfirst answer s\tfirst code\tp99 us\tmax us\t")
+		for _, x := range r.Restarts {
+			fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.3f\t%.3f\t%.3f\t%d\t%.0f\t%.0f\t\n",
+				x.Round, x.Start, x.Server, x.Queries, x.OK, x.Incomplete, x.NotExist, x.StopIncomplete, x.StopNotExist,
+				x.OtherCode, x.Timeout, x.Refused, x.Closed, x.NotExistFor, x.Down, x.FirstAnswer, x.FirstCode, x.P99us, x.MaxUs)
 		}
 	}
 	if err := tw.Flush(); err != nil {

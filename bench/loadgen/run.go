@@ -31,11 +31,12 @@ const (
 	ScenarioRSS         = "rss"
 	ScenarioCompare     = "compare"
 	ScenarioPipeline    = "pipeline"
+	ScenarioRolling     = "rolling"
 )
 
 // ScenarioNames lists every scenario.
 func ScenarioNames() []string {
-	return []string{ScenarioRoute, ScenarioLimit, ScenarioStorm, ScenarioExpiry, ScenarioRegisterBig, ScenarioRSS, ScenarioCompare, ScenarioPipeline}
+	return []string{ScenarioRoute, ScenarioLimit, ScenarioStorm, ScenarioExpiry, ScenarioRegisterBig, ScenarioRSS, ScenarioCompare, ScenarioPipeline, ScenarioRolling}
 }
 
 // Options is everything a scenario may use.
@@ -79,6 +80,7 @@ type Options struct {
 	Silent       bool  // expiry: brokers go silent instead of closing
 	BigTopics    int   // register-big
 	Pipeline     PipelineSpec
+	Rolling      RollingSpec
 
 	// Progress receives a line per second while loads run; nil for none.
 	Progress io.Writer
@@ -109,9 +111,17 @@ func Run(ctx context.Context, scenario string, o Options) (*Report, error) {
 		}
 		r.Add("pinned generator cpus "+cpuList(o.Pin.Generator)+", servers "+cpuList(o.Pin.Server), float64(len(o.Pin.Generator)), "generator cpus")
 	}
-	if scenario == ScenarioCompare {
-		r.Server = "compare"
-		err := runCompare(ctx, o, r)
+	if scenario == ScenarioCompare || scenario == ScenarioRolling {
+		if o.Inproc && scenario == ScenarioRolling {
+			return nil, errors.New("rolling: restarts its servers as processes: -inproc does not apply")
+		}
+		var err error
+		if scenario == ScenarioCompare {
+			r.Server = "compare"
+			err = runCompare(ctx, o, r)
+		} else {
+			err = runRolling(ctx, o, r)
+		}
 		if ctx.Err() != nil {
 			r.Interrupted = true
 			if err != nil && errors.Is(err, context.Canceled) {

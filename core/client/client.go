@@ -92,6 +92,12 @@ func newClient(addr string, conn net.Conn) *Client {
 // Addr is the address the client dialled.
 func (c *Client) Addr() string { return c.addr }
 
+// Done is closed once the connection has failed or was closed: a caller
+// that keeps a connection (a broker's, a client's) dials again before its
+// next request instead of failing it, as the Java remoting client does when
+// its channel goes inactive.
+func (c *Client) Done() <-chan struct{} { return c.done }
+
 // Invoke sends req and waits for its response. It sets req.Opaque (from a
 // per-client counter) and clears req.Flag; the header is JSON unless
 // req.SerializeType says otherwise. The returned Command owns its memory.

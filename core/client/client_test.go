@@ -309,6 +309,37 @@ func TestServerCloseFailsPendingCalls(t *testing.T) {
 	}
 }
 
+// Done tells a caller that keeps a connection that it failed, before it
+// sends anything on it: the server closing it, or Close.
+func TestDoneWhenConnectionEnds(t *testing.T) {
+	s := startFake(t)
+	c := dial(t, s.addr())
+	conn := s.accept(t)
+	select {
+	case <-c.Done():
+		t.Fatal("Done closed on a live connection")
+	default:
+	}
+	conn.Close()
+	select {
+	case <-c.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("Done not closed 30 s after the server closed the connection")
+	}
+	if _, err := c.Invoke(context.Background(), &codec.Command{Code: 106}); err == nil {
+		t.Error("Invoke succeeded after Done")
+	}
+
+	c2 := dial(t, s.addr())
+	s.accept(t)
+	c2.Close()
+	select {
+	case <-c2.Done():
+	default:
+		t.Error("Done not closed after Close returned")
+	}
+}
+
 func TestCloseFailsPendingCalls(t *testing.T) {
 	s := startFake(t)
 	c := dial(t, s.addr())

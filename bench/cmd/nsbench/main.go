@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,40 +28,50 @@ func main() {
 }
 
 type flags struct {
-	scenario     string
-	addr         string
-	inproc       bool
-	serverPID    int
-	scanInterval int64
-	brokers      int
-	topics       int
-	perTopic     int
-	brokerTO     int64
-	mutate       bool
-	conns        string
-	depth        string
-	duration     time.Duration
-	zipf         float64
-	version      int
-	limit        bool
-	limitInproc  bool
-	drop         string
-	silent       bool
-	bigTopics    int
-	jsonOut      bool
-	quiet        bool
-	serveLimit   bool
-	listen       string
-	hold         bool
-	showVersion  bool
-	pin          string
-	targets      string
-	rounds       int
-	echoKind     string
-	attackConns  int
-	attackReqs   int
-	attackFrom   string
-	settle       time.Duration
+	scenario      string
+	addr          string
+	inproc        bool
+	serverPID     int
+	scanInterval  int64
+	brokers       int
+	topics        int
+	perTopic      int
+	brokerTO      int64
+	mutate        bool
+	conns         string
+	depth         string
+	duration      time.Duration
+	zipf          float64
+	version       int
+	limit         bool
+	limitInproc   bool
+	drop          string
+	silent        bool
+	bigTopics     int
+	jsonOut       bool
+	quiet         bool
+	serveLimit    bool
+	listen        string
+	hold          bool
+	showVersion   bool
+	pin           string
+	targets       string
+	rounds        int
+	echoKind      string
+	attackConns   int
+	attackReqs    int
+	attackFrom    string
+	settle        time.Duration
+	namesrv       string
+	servers       int
+	warm          string
+	registerEvery time.Duration
+	warmup        time.Duration
+	tail          time.Duration
+	clients       int
+	queryEvery    time.Duration
+	clientTO      time.Duration
+	failover      bool
 }
 
 // parse reads the command line. Help goes to stdout; an error comes back
@@ -99,6 +110,16 @@ func parse(args []string, stdout io.Writer) (*flags, error) {
 	fs.IntVar(&f.attackReqs, "attack-requests", 3000, "pipeline: GET_ALL_TOPIC_LIST requests each attacking connection writes at once, never reading an answer")
 	fs.StringVar(&f.attackFrom, "attack-from", "127.0.0.2", "pipeline: the attackers' loopback source address")
 	fs.DurationVar(&f.settle, "settle", 60*time.Second, "pipeline: how long the server's RSS is followed after the run, without load")
+	fs.StringVar(&f.namesrv, "namesrv", "bin/namesrv", "rolling: the namesrv binary started -servers times")
+	fs.IntVar(&f.servers, "servers", 3, "rolling: NameServers restarted one after the other")
+	fs.StringVar(&f.warm, "warm", "off,on,off,on", "rolling: routeSnapshotEnable of each round, a comma list of on and off")
+	fs.DurationVar(&f.registerEvery, "register-every", 30*time.Second, "rolling: each broker's registration interval (a broker's registerNameServerPeriod); brokers register only then")
+	fs.DurationVar(&f.warmup, "warmup", 10*time.Second, "rolling: load before the first restart")
+	fs.DurationVar(&f.tail, "tail", 0, "rolling: load after the last restart (0: -register-every plus a second, so every broker registered again)")
+	fs.IntVar(&f.clients, "clients", 4, "rolling: clients started on each server, one route query at a time")
+	fs.DurationVar(&f.queryEvery, "query-every", 10*time.Millisecond, "rolling: each client's interval between route queries")
+	fs.DurationVar(&f.clientTO, "client-timeout", 3*time.Second, "rolling: a client's timeout per query, dial included (the Java client's 3 s)")
+	fs.BoolVar(&f.failover, "failover", false, "rolling: a client whose connection failed moves to the next server, as the Java client does; without it the client dials its own server again")
 	fs.BoolVar(&f.jsonOut, "json", false, "print the report as JSON")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines on stderr")
 	fs.BoolVar(&f.serveLimit, "serve-limit", false, "internal: serve the limit body read from stdin (the child of a limit run)")
@@ -155,6 +176,15 @@ turn with the same load, -rounds times, rotating the order every round;
 the metrics give each target's QPS and ratio ranges. With -pin 0/1 the
 servers run on CPU 0 and the generator on CPU 1.
 
+The rolling scenario starts -servers namesrv processes (-namesrv), registers
+the brokers with all of them (then each broker every -register-every, at a
+random phase), starts -clients clients on each and restarts the servers one
+after the other: SIGTERM, start again, wait for the first answer. One round
+per -warm entry (routeSnapshotEnable). The table counts, per round and
+server, what the clients saw: TOPIC_NOT_EXIST, incomplete routes (fewer
+brokers than carry the topic), timeouts, refused dials, closed connections,
+and the part the stopping process answered between SIGTERM and its exit.
+
 `
 
 // plan says what the run will do and about how long it takes, so that a
@@ -174,6 +204,15 @@ func (f *flags) plan(o loadgen.Options) string {
 		n := runs * len(o.Targets) * o.Rounds
 		return fmt.Sprintf("nsbench: compare: %d target(s) x %d combination(s) x %d round(s), %s apiece: about %s after setup",
 			len(o.Targets), runs, o.Rounds, f.duration, time.Duration(n)*f.duration)
+	case loadgen.ScenarioRolling:
+		rs := o.Rolling
+		tail := rs.Tail
+		if tail <= 0 {
+			tail = rs.RegisterEvery + time.Second
+		}
+		per := rs.Warmup + tail
+		return fmt.Sprintf("nsbench: rolling: %d round(s) (%s), each %d servers restarted one after the other after %s of load and followed by %s: about %s plus the restarts",
+			len(rs.Warm), f.warm, rs.Servers, rs.Warmup, tail, time.Duration(len(rs.Warm))*per)
 	case loadgen.ScenarioLimit:
 		return fmt.Sprintf("nsbench: limit: %d combination(s), %s apiece against the limit server only: about %s after setup",
 			runs, f.duration, time.Duration(runs)*f.duration)
@@ -217,6 +256,24 @@ func (f *flags) options(stderr io.Writer) (loadgen.Options, error) {
 	if f.scenario == loadgen.ScenarioCompare {
 		if o.Targets, err = loadgen.ParseTargets(f.targets); err != nil {
 			return o, err
+		}
+	}
+	if f.scenario == loadgen.ScenarioRolling {
+		warm, err := loadgen.ParseWarm(f.warm)
+		if err != nil {
+			return o, err
+		}
+		if f.servers <= 0 || f.clients <= 0 || f.registerEvery <= 0 || f.warmup <= 0 || f.tail < 0 || f.queryEvery <= 0 || f.clientTO <= 0 {
+			return o, fmt.Errorf("rolling: -servers, -clients, -register-every, -warmup, -query-every and -client-timeout must be positive, -tail not negative")
+		}
+		o.Rolling = loadgen.RollingSpec{Exe: f.namesrv, Servers: f.servers, Warm: warm, RegisterEvery: f.registerEvery,
+			Warmup: f.warmup, Tail: f.tail, ClientsPerServer: f.clients, QueryEvery: f.queryEvery, ClientTimeout: f.clientTO,
+			Failover: f.failover}
+		if strings.ContainsRune(f.namesrv, os.PathSeparator) {
+			// The servers run in directories of their own.
+			if o.Rolling.Exe, err = filepath.Abs(f.namesrv); err != nil {
+				return o, err
+			}
 		}
 	}
 	if f.scenario == loadgen.ScenarioExpiry {

@@ -7,6 +7,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -75,6 +77,34 @@ func TestPlan(t *testing.T) {
 	f([]string{"-scenario", "storm"}, "nsbench: storm")
 	f([]string{"-scenario", "compare", "-targets", "a=/x/namesrv,echo-netpoll", "-depth", "1,4", "-duration", "2s", "-pin", "0/1"},
 		"nsbench: compare: 2 target(s) x 2 combination(s) x 3 round(s), 2s apiece: about 24s after setup")
+	f([]string{"-scenario", "rolling", "-register-every", "5s", "-warmup", "2s"},
+		"nsbench: rolling: 4 round(s) (off,on,off,on), each 3 servers restarted one after the other after 2s of load and followed by 6s: about 32s plus the restarts")
+}
+
+// The rolling flags reach the spec (the binary's path made absolute, since
+// the servers run in directories of their own), and bad ones are refused.
+func TestRollingFlags(t *testing.T) {
+	options := func(args ...string) (loadgen.Options, error) {
+		fl, err := parse(append([]string{"-scenario", "rolling"}, args...), &bytes.Buffer{})
+		if err != nil {
+			return loadgen.Options{}, err
+		}
+		return fl.options(&bytes.Buffer{})
+	}
+	o, err := options("-namesrv", "bin/namesrv", "-warm", "on,off", "-servers", "2", "-clients", "3", "-failover", "-tail", "4s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := o.Rolling
+	if !filepath.IsAbs(rs.Exe) || !strings.HasSuffix(rs.Exe, "/bin/namesrv") || fmt.Sprint(rs.Warm) != "[true false]" ||
+		rs.Servers != 2 || rs.ClientsPerServer != 3 || !rs.Failover || rs.Tail != 4*time.Second || rs.RegisterEvery != 30*time.Second {
+		t.Errorf("spec %+v", rs)
+	}
+	for _, bad := range [][]string{{"-warm", "maybe"}, {"-clients", "0"}, {"-register-every", "0s"}, {"-tail", "-1s"}} {
+		if _, err := options(bad...); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
 }
 
 func TestVersionAndBadFlags(t *testing.T) {
