@@ -243,10 +243,17 @@ func bufferedBytes(cfg *config.Config) int64 {
 }
 
 // onConnClosed unregisters every broker whose latest registration came
-// over the connection (Java 4.9.8 drops only one of them).
+// over the connection (Java 4.9.8 drops only one of them). Once Shutdown
+// has begun it changes nothing: Shutdown closes the brokers' connections
+// itself, and the table is what the final snapshot saved and what clients
+// still connected are answered until their own connections close. Java
+// drops each broker as its channel closes, so a stopping server answers
+// routes missing brokers until it exits.
 func (s *Server) onConnClosed(id remoting.ConnID) {
-	for _, ev := range s.routes.ConnClosed(route.ConnID(id)) {
-		s.logEviction(ev)
+	if !s.closing.Load() {
+		for _, ev := range s.routes.ConnClosed(route.ConnID(id)) {
+			s.logEviction(ev)
+		}
 	}
 	if h := s.hooks.connClosed; h != nil {
 		h(route.ConnID(id))
@@ -324,7 +331,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if h := s.hooks.shutdownBegun; h != nil {
 		h()
 	}
-	// Before the connections close, which unregisters their brokers.
+	// Before the connections close: what a restart loads is the table
+	// the clients were being answered from.
 	s.finalSnapshot()
 	var errs []error
 	if s.remote != nil {

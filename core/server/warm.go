@@ -71,9 +71,8 @@ type warm struct {
 	mu      sync.Mutex
 	lastGen uint64
 	wrote   bool
-	// final is set by Shutdown's write: the connections it closes then
-	// unregister their brokers, and a background write after it would
-	// replace the table the restart needs with an emptied one.
+	// final is set by Shutdown's write: no write follows it, so the file
+	// holds the table as it was when Shutdown began.
 	final bool
 
 	bytes    atomic.Int64 // the last file written
