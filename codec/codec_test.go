@@ -507,9 +507,18 @@ func TestAppendInt32MatchesStrconv(t *testing.T) {
 	for i := int64(1); i < 1<<31; i = i*3 + 1 {
 		vals = append(vals, int32(i), int32(-i))
 	}
+	for p := int64(10); p < 1<<31; p *= 10 {
+		vals = append(vals, int32(p-1), int32(p), int32(p+1), int32(1-p), int32(-p), int32(-p-1))
+	}
+	for b := 0; b < 31; b++ {
+		vals = append(vals, int32(1)<<b, int32(1)<<b-1, -(int32(1) << b))
+	}
 	for _, v := range vals {
 		if got, want := string(appendInt32([]byte("x"), v)), "x"+strconv.FormatInt(int64(v), 10); got != want {
 			t.Fatalf("appendInt32(%d) = %q, want %q", v, got, want)
+		}
+		if got, want := intLen(v), len(strconv.FormatInt(int64(v), 10)); got != want {
+			t.Fatalf("intLen(%d) = %d, want %d", v, got, want)
 		}
 	}
 }
