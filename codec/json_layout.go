@@ -19,43 +19,57 @@ const (
 	layoutFlagNoEx = `,"flag":`
 	layoutLang     = `,"language":"`
 	layoutOpaque   = `","opaque":`
-	layoutTail     = `,"serializeTypeCurrentRPC":"JSON","version":`
+	layoutTail1    = `,"serializeTypeCurrentRPC":"`
+	layoutTail2    = `JSON","version":`
+	layoutTail     = layoutTail1 + layoutTail2
 )
 
 // layoutMaxExt bounds the extFields entries the fast path takes; a request
 // header has a handful.
 const layoutMaxExt = 8
 
-// layout is a header being matched: the position, and the ext entries
-// found, kept as offsets until the whole header has matched. Every
-// literal is compared where it is named, against the constant: the
-// compiler turns such a comparison into a few word loads, where a
-// comparison against a string parameter calls memequal.
-type layout struct {
-	b   []byte
-	p   int
-	n   int
-	ext [layoutMaxExt][4]int // key start, key end, value start, value end
-}
+// The parse keeps the header and its position in locals and passes them
+// to small functions (layoutUint, layoutString) rather than methods on a
+// struct: the position then stays in a register. Every literal is compared
+// where it is named, against the constant: the compiler turns such a
+// comparison into a few word loads, where a comparison against a string
+// parameter calls memequal.
 
-// uint reads 1 to 10 digits within int32 without a leading zero (0 itself
-// aside), followed by a byte that is not a digit. Where eight bytes are
-// left it takes up to eight digits at once (swarDigits); a tenth of a
-// reply's cost was this loop one digit at a time.
-func (l *layout) uint() (int32, bool) {
-	b, p := l.b, l.p
+// layoutUint reads, at h[p:], 1 to 10 digits within int32 without a
+// leading zero (0 itself aside), followed by a byte that is not a digit,
+// and returns the value and the position after the digits. Where eight
+// bytes are left it takes up to eight digits at once (swarDigits).
+func layoutUint(h []byte, p int) (int32, int, bool) {
+	// Up to three digits (code, flag, version) one at a time: cheaper
+	// than the word for them.
+	if len(h)-p >= 4 {
+		d0 := h[p] - '0'
+		d1 := h[p+1] - '0'
+		if d0 <= 9 && d1 > 9 {
+			return int32(d0), p + 1, true
+		}
+		if d0-1 <= 8 && d1 <= 9 {
+			d2 := h[p+2] - '0'
+			if d2 > 9 {
+				return int32(d0)*10 + int32(d1), p + 2, true
+			}
+			if d3 := h[p+3] - '0'; d3 > 9 {
+				return int32(d0)*100 + int32(d1)*10 + int32(d2), p + 3, true
+			}
+		}
+	}
 	var n uint64
 	i := p
-	if len(b)-p >= 8 {
+	if len(h)-p >= 8 {
 		var k int
-		n, k = swarDigits(binary.LittleEndian.Uint64(b[p:]))
+		n, k = swarDigits(binary.LittleEndian.Uint64(h[p:]))
 		i += k
 		if k < 8 {
 			goto done
 		}
 	}
-	for end := min(len(b), p+11); i < end; i++ {
-		d := b[i] - '0'
+	for end := min(len(h), p+11); i < end; i++ {
+		d := h[i] - '0'
 		if d > 9 {
 			break
 		}
@@ -63,12 +77,11 @@ func (l *layout) uint() (int32, bool) {
 	}
 done:
 	k := i - p
-	// k == 11 is an eleventh digit; i == len(b) leaves nothing after it.
-	if k == 0 || k > 10 || n > 1<<31-1 || (k > 1 && b[p] == '0') || i >= len(b) {
-		return 0, false
+	// k == 11 is an eleventh digit; i == len(h) leaves nothing after it.
+	if k == 0 || k > 10 || n > 1<<31-1 || (k > 1 && h[p] == '0') || i >= len(h) {
+		return 0, 0, false
 	}
-	l.p = i
-	return int32(n), true
+	return int32(n), i, true
 }
 
 // SWAR masks: a word of 8 equal bytes, and their high bits.
@@ -96,18 +109,15 @@ func swarDigits(x uint64) (uint64, int) {
 	return t, k
 }
 
-// plain moves past the characters of a string up to its closing quote,
-// taking printable ASCII without backslashes only. It looks at eight bytes
-// at a time for the first that is a quote, a backslash or outside
-// 0x20-0x7e (the usual zero-byte test, on the word xored with each byte
-// looked for: exact for the lowest such byte), and at the last few bytes
-// of the header one at a time.
-func (l *layout) plain() (int, int, bool) {
-	b := l.b
-	start := l.p
-	p := start
-	for len(b)-p >= 8 {
-		x := binary.LittleEndian.Uint64(b[p:])
+// layoutString finds, from h[p:], the closing quote of a string of
+// printable ASCII without backslashes and returns its position. It looks
+// at eight bytes at a time for the first that is a quote, a backslash or
+// outside 0x20-0x7e (the usual zero-byte test, on the word xored with each
+// byte looked for: exact for the lowest such byte), and at the last few
+// bytes of the header one at a time.
+func layoutString(h []byte, p int) (int, bool) {
+	for len(h)-p >= 8 {
+		x := binary.LittleEndian.Uint64(h[p:])
 		q := x ^ ('"' * swarOnes)
 		s := x ^ ('\\' * swarOnes)
 		d := x ^ (0x7f * swarOnes)
@@ -118,105 +128,93 @@ func (l *layout) plain() (int, int, bool) {
 			continue
 		}
 		p += bits.TrailingZeros64(special) >> 3
-		if b[p] != '"' {
-			return 0, 0, false
-		}
-		l.p = p + 1
-		return start, p, true
+		return p, h[p] == '"'
 	}
-	for p < len(b) {
-		c := b[p]
+	for ; p < len(h); p++ {
+		c := h[p]
 		if c == '"' {
-			l.p = p + 1
-			return start, p, true
+			return p, true
 		}
 		if c < 0x20 || c >= 0x7f || c == '\\' {
-			return 0, 0, false
+			return 0, false
 		}
-		p++
 	}
-	return 0, 0, false
+	return 0, false
 }
 
-// rest is what is left of the header after l.p.
-func (l *layout) rest() []byte { return l.b[l.p:] }
-
 // decodeLayout fills c from h when h has the fast path's layout and
-// reports whether it did; when it did not, c is untouched.
+// reports whether it did; when it did not, c is untouched. The extFields
+// entries found are kept as offsets (key start, key end, value start,
+// value end) until the whole header has matched.
 func decodeLayout(h []byte, c *Command) bool {
-	l := layout{b: h}
-	if r := l.rest(); len(r) < len(layoutCode) || string(r[:len(layoutCode)]) != layoutCode {
+	if len(h) < len(layoutCode) || string(h[:len(layoutCode)]) != layoutCode {
 		return false
 	}
-	l.p += len(layoutCode)
-	code, ok := l.uint()
+	code, p, ok := layoutUint(h, len(layoutCode))
 	if !ok {
 		return false
 	}
-	hasExt := false
-	if r := l.rest(); len(r) >= len(layoutExt) && string(r[:len(layoutExt)]) == layoutExt {
-		hasExt = true
-		l.p += len(layoutExt)
-		if l.p < len(h) && h[l.p] != '}' {
+	var ext [layoutMaxExt][4]int32
+	n := 0
+	hasExt := len(h)-p >= len(layoutExt) && string(h[p:p+len(layoutExt)]) == layoutExt
+	if hasExt {
+		p += len(layoutExt)
+		if p < len(h) && h[p] != '}' {
 			for {
-				if l.n == layoutMaxExt || l.p >= len(h) || h[l.p] != '"' {
+				if n == layoutMaxExt || p >= len(h) || h[p] != '"' {
 					return false
 				}
-				l.p++
-				e := &l.ext[l.n]
-				if e[0], e[1], ok = l.plain(); !ok {
+				ks := p + 1
+				ke, ok := layoutString(h, ks)
+				if !ok || len(h)-ke < 3 || h[ke+1] != ':' || h[ke+2] != '"' {
 					return false
 				}
-				if r := l.rest(); len(r) < 2 || r[0] != ':' || r[1] != '"' {
+				vs := ke + 3
+				ve, ok := layoutString(h, vs)
+				if !ok {
 					return false
 				}
-				l.p += 2
-				if e[2], e[3], ok = l.plain(); !ok {
-					return false
-				}
-				l.n++
-				if l.p >= len(h) || h[l.p] != ',' {
+				ext[n] = [4]int32{int32(ks), int32(ke), int32(vs), int32(ve)}
+				n++
+				p = ve + 1
+				if p >= len(h) || h[p] != ',' {
 					break
 				}
-				l.p++
+				p++
 			}
 		}
-		if r := l.rest(); len(r) < len(layoutFlag) || string(r[:len(layoutFlag)]) != layoutFlag {
+		if len(h)-p < len(layoutFlag) || string(h[p:p+len(layoutFlag)]) != layoutFlag {
 			return false
 		}
-		l.p += len(layoutFlag)
-	} else if r := l.rest(); len(r) < len(layoutFlagNoEx) || string(r[:len(layoutFlagNoEx)]) != layoutFlagNoEx {
+		p += len(layoutFlag)
+	} else if len(h)-p < len(layoutFlagNoEx) || string(h[p:p+len(layoutFlagNoEx)]) != layoutFlagNoEx {
 		return false
 	} else {
-		l.p += len(layoutFlagNoEx)
+		p += len(layoutFlagNoEx)
 	}
-	flag, ok := l.uint()
+	flag, p, ok := layoutUint(h, p)
+	if !ok || len(h)-p < len(layoutLang) || string(h[p:p+len(layoutLang)]) != layoutLang {
+		return false
+	}
+	ls := p + len(layoutLang)
+	le, ok := layoutString(h, ls)
 	if !ok {
 		return false
 	}
-	if r := l.rest(); len(r) < len(layoutLang) || string(r[:len(layoutLang)]) != layoutLang {
+	// The language's closing quote is the first byte of layoutOpaque.
+	p = le
+	if len(h)-p < len(layoutOpaque) || string(h[p:p+len(layoutOpaque)]) != layoutOpaque {
 		return false
 	}
-	l.p += len(layoutLang)
-	ls, le, ok := l.plain()
-	if !ok {
+	opaque, p, ok := layoutUint(h, p+len(layoutOpaque))
+	// The tail in two comparisons: the compiler inlines one with a
+	// constant of up to 32 bytes, and calls memequal for a longer one.
+	if !ok || len(h)-p < len(layoutTail) || string(h[p:p+len(layoutTail1)]) != layoutTail1 ||
+		string(h[p+len(layoutTail1):p+len(layoutTail)]) != layoutTail2 {
 		return false
 	}
-	l.p--
-	if r := l.rest(); len(r) < len(layoutOpaque) || string(r[:len(layoutOpaque)]) != layoutOpaque {
-		return false
-	}
-	l.p += len(layoutOpaque)
-	opaque, ok := l.uint()
-	if !ok {
-		return false
-	}
-	if r := l.rest(); len(r) < len(layoutTail) || string(r[:len(layoutTail)]) != layoutTail {
-		return false
-	}
-	l.p += len(layoutTail)
-	version, ok := l.uint()
-	if !ok || l.p != len(h)-1 || h[l.p] != '}' {
+	version, p, ok := layoutUint(h, p+len(layoutTail))
+	if !ok || p != len(h)-1 || h[p] != '}' {
 		return false
 	}
 	c.Code, c.Flag, c.Opaque, c.Version = code, flag, opaque, version
@@ -224,7 +222,7 @@ func decodeLayout(h []byte, c *Command) bool {
 	if hasExt {
 		c.extClear()
 		c.HasExt = true
-		for _, e := range l.ext[:l.n] {
+		for _, e := range ext[:n] {
 			key, v := bytesString(h[e[0]:e[1]]), bytesString(h[e[2]:e[3]])
 			if c.extPlain(key) {
 				c.extPutPlain(key, v)
