@@ -522,3 +522,41 @@ func TestAppendInt32MatchesStrconv(t *testing.T) {
 		}
 	}
 }
+
+// ReadCommandOfLength, for a caller that peeked the length prefix, checks
+// and answers as ReadCommand does: the same command from a good frame, the
+// same error for a length below the header word or over the limit.
+func TestReadCommandOfLengthAgreesWithReadCommand(t *testing.T) {
+	t.Parallel()
+	good := rawFrame(SerializeJSON, []byte(`{"code":105,"extFields":{"topic":"T"},"opaque":7}`), []byte("body"))
+	const max = 256
+	for _, length := range []uint32{0, 3, 4, uint32(len(good) - 4), max - 4, max - 3, 1<<32 - 1} {
+		frame := append([]byte(nil), good...)
+		binary.BigEndian.PutUint32(frame, length)
+		read := func(viaLength bool) (*Command, error) {
+			r := netpoll.NewLinkBuffer()
+			if _, err := r.WriteBinary(frame); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			var c Command
+			if viaLength {
+				return &c, ReadCommandOfLength(r, length, max, &c)
+			}
+			return &c, ReadCommand(r, max, &c)
+		}
+		c1, err1 := read(false)
+		c2, err2 := read(true)
+		if (err1 == nil) != (err2 == nil) || (err1 != nil && err1.Error() != err2.Error()) {
+			t.Fatalf("length %d: ReadCommand %v, ReadCommandOfLength %v", length, err1, err2)
+		}
+		if err1 == nil && !sameCommand(c1, c2) {
+			t.Fatalf("length %d: ReadCommand %+v, ReadCommandOfLength %+v", length, c1, c2)
+		}
+		if length == uint32(len(good)-4) && err1 != nil {
+			t.Fatalf("good frame: %v", err1)
+		}
+	}
+}

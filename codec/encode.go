@@ -201,6 +201,18 @@ func appendInt32(dst []byte, v int32) []byte {
 // two digits per step from a table.
 func putUint(b []byte, u uint32) {
 	i := len(b)
+	// Four digits per step while there are more than four: one division
+	// by 10000, then two table pairs.
+	for u >= 10000 && i >= 4 {
+		q := u / 10000
+		r := u - q*10000
+		hi := r / 100
+		lo := (r - hi*100) * 2
+		hi *= 2
+		i -= 4
+		b[i+3], b[i+2], b[i+1], b[i] = digitPairs[lo+1], digitPairs[lo], digitPairs[hi+1], digitPairs[hi]
+		u = q
+	}
 	for u >= 100 && i >= 2 {
 		q := u / 100
 		j := (u - q*100) * 2

@@ -311,7 +311,13 @@ func (s *Server) serveBuffered(c *Conn, r netpoll.Reader) bool {
 			}
 		}
 		c.consumed += size
-		err := codec.ReadCommand(r, s.maxFrame, &c.req)
+		var err error
+		if size >= 4 {
+			// The prefix was peeked for size: not again.
+			err = codec.ReadCommandOfLength(r, uint32(size-4), s.maxFrame, &c.req)
+		} else {
+			err = codec.ReadCommand(r, s.maxFrame, &c.req)
+		}
 		if !whole {
 			c.waiting.Store(false)
 		}
