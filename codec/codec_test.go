@@ -507,9 +507,56 @@ func TestAppendInt32MatchesStrconv(t *testing.T) {
 	for i := int64(1); i < 1<<31; i = i*3 + 1 {
 		vals = append(vals, int32(i), int32(-i))
 	}
+	for p := int64(10); p < 1<<31; p *= 10 {
+		vals = append(vals, int32(p-1), int32(p), int32(p+1), int32(1-p), int32(-p), int32(-p-1))
+	}
+	for b := 0; b < 31; b++ {
+		vals = append(vals, int32(1)<<b, int32(1)<<b-1, -(int32(1) << b))
+	}
 	for _, v := range vals {
 		if got, want := string(appendInt32([]byte("x"), v)), "x"+strconv.FormatInt(int64(v), 10); got != want {
 			t.Fatalf("appendInt32(%d) = %q, want %q", v, got, want)
+		}
+		if got, want := intLen(v), len(strconv.FormatInt(int64(v), 10)); got != want {
+			t.Fatalf("intLen(%d) = %d, want %d", v, got, want)
+		}
+	}
+}
+
+// ReadCommandOfLength, for a caller that peeked the length prefix, checks
+// and answers as ReadCommand does: the same command from a good frame, the
+// same error for a length below the header word or over the limit.
+func TestReadCommandOfLengthAgreesWithReadCommand(t *testing.T) {
+	t.Parallel()
+	good := rawFrame(SerializeJSON, []byte(`{"code":105,"extFields":{"topic":"T"},"opaque":7}`), []byte("body"))
+	const max = 256
+	for _, length := range []uint32{0, 3, 4, uint32(len(good) - 4), max - 4, max - 3, 1<<32 - 1} {
+		frame := append([]byte(nil), good...)
+		binary.BigEndian.PutUint32(frame, length)
+		read := func(viaLength bool) (*Command, error) {
+			r := netpoll.NewLinkBuffer()
+			if _, err := r.WriteBinary(frame); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			var c Command
+			if viaLength {
+				return &c, ReadCommandOfLength(r, length, max, &c)
+			}
+			return &c, ReadCommand(r, max, &c)
+		}
+		c1, err1 := read(false)
+		c2, err2 := read(true)
+		if (err1 == nil) != (err2 == nil) || (err1 != nil && err1.Error() != err2.Error()) {
+			t.Fatalf("length %d: ReadCommand %v, ReadCommandOfLength %v", length, err1, err2)
+		}
+		if err1 == nil && !sameCommand(c1, c2) {
+			t.Fatalf("length %d: ReadCommand %+v, ReadCommandOfLength %+v", length, c1, c2)
+		}
+		if length == uint32(len(good)-4) && err1 != nil {
+			t.Fatalf("good frame: %v", err1)
 		}
 	}
 }

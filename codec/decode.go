@@ -110,7 +110,16 @@ func ReadCommand(r netpoll.Reader, max int, c *Command) error {
 	if err != nil {
 		return fmt.Errorf("read frame length: %w", err)
 	}
-	l, err := FrameLength(prefix, max)
+	return ReadCommandOfLength(r, binary.BigEndian.Uint32(prefix), max, c)
+}
+
+// ReadCommandOfLength is ReadCommand for a caller that has peeked the
+// frame's length prefix already (length is its value, the bytes after the
+// prefix): the same checks and errors, without peeking the prefix again.
+func ReadCommandOfLength(r netpoll.Reader, length uint32, max int, c *Command) error {
+	var prefix [4]byte
+	binary.BigEndian.PutUint32(prefix[:], length)
+	l, err := FrameLength(prefix[:], max)
 	if err != nil {
 		return err
 	}

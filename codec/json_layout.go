@@ -6,6 +6,11 @@
 
 package codec
 
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
 // Fixed parts of the layout, in fastjson's alphabetical key order.
 const (
 	layoutCode     = `{"code":`
@@ -14,123 +19,202 @@ const (
 	layoutFlagNoEx = `,"flag":`
 	layoutLang     = `,"language":"`
 	layoutOpaque   = `","opaque":`
-	layoutTail     = `,"serializeTypeCurrentRPC":"JSON","version":`
+	layoutTail1    = `,"serializeTypeCurrentRPC":"`
+	layoutTail2    = `JSON","version":`
+	layoutTail     = layoutTail1 + layoutTail2
 )
 
 // layoutMaxExt bounds the extFields entries the fast path takes; a request
 // header has a handful.
 const layoutMaxExt = 8
 
-// layout is a header being matched: the position, and the ext entries
-// found, kept as offsets until the whole header has matched.
-type layout struct {
-	b   []byte
-	p   int
-	n   int
-	ext [layoutMaxExt][4]int // key start, key end, value start, value end
+// The parse keeps the header and its position in locals and passes them
+// to small functions (layoutUint, layoutString) rather than methods on a
+// struct: the position then stays in a register. Every literal is compared
+// where it is named, against the constant: the compiler turns such a
+// comparison into a few word loads, where a comparison against a string
+// parameter calls memequal.
+
+// layoutUint reads, at h[p:], 1 to 10 digits within int32 without a
+// leading zero (0 itself aside), followed by a byte that is not a digit,
+// and returns the value and the position after the digits. Where eight
+// bytes are left it takes up to eight digits at once (swarDigits).
+func layoutUint(h []byte, p int) (int32, int, bool) {
+	// Up to three digits (code, flag, version) one at a time: cheaper
+	// than the word for them.
+	if len(h)-p >= 4 {
+		d0 := h[p] - '0'
+		d1 := h[p+1] - '0'
+		if d0 <= 9 && d1 > 9 {
+			return int32(d0), p + 1, true
+		}
+		if d0-1 <= 8 && d1 <= 9 {
+			d2 := h[p+2] - '0'
+			if d2 > 9 {
+				return int32(d0)*10 + int32(d1), p + 2, true
+			}
+			if d3 := h[p+3] - '0'; d3 > 9 {
+				return int32(d0)*100 + int32(d1)*10 + int32(d2), p + 3, true
+			}
+		}
+	}
+	var n uint64
+	i := p
+	if len(h)-p >= 8 {
+		var k int
+		n, k = swarDigits(binary.LittleEndian.Uint64(h[p:]))
+		i += k
+		if k < 8 {
+			goto done
+		}
+	}
+	for end := min(len(h), p+11); i < end; i++ {
+		d := h[i] - '0'
+		if d > 9 {
+			break
+		}
+		n = n*10 + uint64(d)
+	}
+done:
+	k := i - p
+	// k == 11 is an eleventh digit; i == len(h) leaves nothing after it.
+	if k == 0 || k > 10 || n > 1<<31-1 || (k > 1 && h[p] == '0') || i >= len(h) {
+		return 0, 0, false
+	}
+	return int32(n), i, true
 }
 
-func (l *layout) lit(s string) bool {
-	if len(l.b)-l.p < len(s) || string(l.b[l.p:l.p+len(s)]) != s {
-		return false
+// SWAR masks: a word of 8 equal bytes, and their high bits.
+const (
+	swarOnes  = 0x0101010101010101
+	swarHighs = 0x8080808080808080
+)
+
+// swarDigits reads the ASCII digits x starts with (its bytes in memory
+// order, little-endian): their value and their count, 0 to 8. A byte is a
+// digit when its high nibble is 3 and adding 6 keeps it so; a carry out of
+// a byte that is not a digit only reaches the bytes after it. The digits
+// are then moved to the top of the word, behind zero bytes that read as
+// leading zeros, and combined two, four and eight at a time.
+func swarDigits(x uint64) (uint64, int) {
+	notDigit := ((x & 0xf0f0f0f0f0f0f0f0) ^ 0x3030303030303030) |
+		(((x + 0x0606060606060606) & 0xf0f0f0f0f0f0f0f0) ^ 0x3030303030303030)
+	k := bits.TrailingZeros64(notDigit) >> 3
+	if k == 0 {
+		return 0, 0
 	}
-	l.p += len(s)
-	return true
+	t := (x - 0x3030303030303030) << (64 - 8*uint(k))
+	t = t*10 + t>>8
+	t = ((t&0x000000ff000000ff)*(100+(1000000<<32)) + (t>>16&0x000000ff000000ff)*(1+(10000<<32))) >> 32
+	return t, k
 }
 
-// uint reads 1 to 10 digits within int32 without a leading zero (0 itself
-// aside).
-func (l *layout) uint() (int32, bool) {
-	d := l.b[l.p:min(len(l.b), l.p+10)]
-	var n int64
-	i := 0
-	for ; i < len(d) && d[i] >= '0' && d[i] <= '9'; i++ {
-		n = n*10 + int64(d[i]-'0')
+// layoutString finds, from h[p:], the closing quote of a string of
+// printable ASCII without backslashes and returns its position. It looks
+// at eight bytes at a time for the first that is a quote, a backslash or
+// outside 0x20-0x7e (the usual zero-byte test, on the word xored with each
+// byte looked for: exact for the lowest such byte), and at the last few
+// bytes of the header one at a time.
+func layoutString(h []byte, p int) (int, bool) {
+	for len(h)-p >= 8 {
+		x := binary.LittleEndian.Uint64(h[p:])
+		q := x ^ ('"' * swarOnes)
+		s := x ^ ('\\' * swarOnes)
+		d := x ^ (0x7f * swarOnes)
+		special := (((x - 0x20*swarOnes) & ^x) | x |
+			((q - swarOnes) & ^q) | ((s - swarOnes) & ^s) | ((d - swarOnes) & ^d)) & swarHighs
+		if special == 0 {
+			p += 8
+			continue
+		}
+		p += bits.TrailingZeros64(special) >> 3
+		return p, h[p] == '"'
 	}
-	if i == 0 || n > 1<<31-1 || (d[0] == '0' && i > 1) || l.p+i >= len(l.b) {
-		return 0, false
-	}
-	if c := l.b[l.p+i]; c >= '0' && c <= '9' {
-		return 0, false // an eleventh digit
-	}
-	l.p += i
-	return int32(n), true
-}
-
-// plain moves past the characters of a string up to its closing quote,
-// taking printable ASCII without backslashes only.
-func (l *layout) plain() (int, int, bool) {
-	start := l.p
-	for l.p < len(l.b) {
-		c := l.b[l.p]
+	for ; p < len(h); p++ {
+		c := h[p]
 		if c == '"' {
-			end := l.p
-			l.p++
-			return start, end, true
+			return p, true
 		}
 		if c < 0x20 || c >= 0x7f || c == '\\' {
-			return 0, 0, false
+			return 0, false
 		}
-		l.p++
 	}
-	return 0, 0, false
+	return 0, false
 }
 
 // decodeLayout fills c from h when h has the fast path's layout and
-// reports whether it did; when it did not, c is untouched.
+// reports whether it did; when it did not, c is untouched. The extFields
+// entries found are kept as offsets (key start, key end, value start,
+// value end) until the whole header has matched.
 func decodeLayout(h []byte, c *Command) bool {
-	l := layout{b: h}
-	if !l.lit(layoutCode) {
+	if len(h) < len(layoutCode) || string(h[:len(layoutCode)]) != layoutCode {
 		return false
 	}
-	code, ok := l.uint()
+	code, p, ok := layoutUint(h, len(layoutCode))
 	if !ok {
 		return false
 	}
-	hasExt := l.lit(layoutExt)
+	var ext [layoutMaxExt][4]int32
+	n := 0
+	hasExt := len(h)-p >= len(layoutExt) && string(h[p:p+len(layoutExt)]) == layoutExt
 	if hasExt {
-		if l.p < len(h) && h[l.p] != '}' {
+		p += len(layoutExt)
+		if p < len(h) && h[p] != '}' {
 			for {
-				if l.n == layoutMaxExt || !l.lit(`"`) {
+				if n == layoutMaxExt || p >= len(h) || h[p] != '"' {
 					return false
 				}
-				e := &l.ext[l.n]
-				if e[0], e[1], ok = l.plain(); !ok || !l.lit(`:"`) {
+				ks := p + 1
+				ke, ok := layoutString(h, ks)
+				if !ok || len(h)-ke < 3 || h[ke+1] != ':' || h[ke+2] != '"' {
 					return false
 				}
-				if e[2], e[3], ok = l.plain(); !ok {
+				vs := ke + 3
+				ve, ok := layoutString(h, vs)
+				if !ok {
 					return false
 				}
-				l.n++
-				if !l.lit(`,`) {
+				ext[n] = [4]int32{int32(ks), int32(ke), int32(vs), int32(ve)}
+				n++
+				p = ve + 1
+				if p >= len(h) || h[p] != ',' {
 					break
 				}
+				p++
 			}
 		}
-		if !l.lit(layoutFlag) {
+		if len(h)-p < len(layoutFlag) || string(h[p:p+len(layoutFlag)]) != layoutFlag {
 			return false
 		}
-	} else if !l.lit(layoutFlagNoEx) {
+		p += len(layoutFlag)
+	} else if len(h)-p < len(layoutFlagNoEx) || string(h[p:p+len(layoutFlagNoEx)]) != layoutFlagNoEx {
+		return false
+	} else {
+		p += len(layoutFlagNoEx)
+	}
+	flag, p, ok := layoutUint(h, p)
+	if !ok || len(h)-p < len(layoutLang) || string(h[p:p+len(layoutLang)]) != layoutLang {
 		return false
 	}
-	flag, ok := l.uint()
-	if !ok || !l.lit(layoutLang) {
-		return false
-	}
-	ls, le, ok := l.plain()
+	ls := p + len(layoutLang)
+	le, ok := layoutString(h, ls)
 	if !ok {
 		return false
 	}
-	l.p--
-	if !l.lit(layoutOpaque) {
+	// The language's closing quote is the first byte of layoutOpaque.
+	p = le
+	if len(h)-p < len(layoutOpaque) || string(h[p:p+len(layoutOpaque)]) != layoutOpaque {
 		return false
 	}
-	opaque, ok := l.uint()
-	if !ok || !l.lit(layoutTail) {
+	opaque, p, ok := layoutUint(h, p+len(layoutOpaque))
+	// The tail in two comparisons: the compiler inlines one with a
+	// constant of up to 32 bytes, and calls memequal for a longer one.
+	if !ok || len(h)-p < len(layoutTail) || string(h[p:p+len(layoutTail1)]) != layoutTail1 ||
+		string(h[p+len(layoutTail1):p+len(layoutTail)]) != layoutTail2 {
 		return false
 	}
-	version, ok := l.uint()
-	if !ok || !l.lit(`}`) || l.p != len(h) {
+	version, p, ok := layoutUint(h, p+len(layoutTail))
+	if !ok || p != len(h)-1 || h[p] != '}' {
 		return false
 	}
 	c.Code, c.Flag, c.Opaque, c.Version = code, flag, opaque, version
@@ -138,7 +222,7 @@ func decodeLayout(h []byte, c *Command) bool {
 	if hasExt {
 		c.extClear()
 		c.HasExt = true
-		for _, e := range l.ext[:l.n] {
+		for _, e := range ext[:n] {
 			key, v := bytesString(h[e[0]:e[1]]), bytesString(h[e[2]:e[3]])
 			if c.extPlain(key) {
 				c.extPutPlain(key, v)

@@ -81,7 +81,8 @@ type connLoop struct {
 
 	req  codec.Command
 	resp codec.Command
-	hdr  []byte // encoded reply frame prefix, reused up to maxKeptHeader
+	hdr  []byte               // encoded reply frame prefix, reused up to maxKeptHeader
+	tmpl codec.HeaderTemplate // the header of the last plain reply (writeInPlace)
 	// held are pooled buffers that reply bodies point into; netpoll may
 	// reference a large body without copying it until Flush, so they go back
 	// to the pool only after the flush.
@@ -310,7 +311,13 @@ func (s *Server) serveBuffered(c *Conn, r netpoll.Reader) bool {
 			}
 		}
 		c.consumed += size
-		err := codec.ReadCommand(r, s.maxFrame, &c.req)
+		var err error
+		if size >= 4 {
+			// The prefix was peeked for size: not again.
+			err = codec.ReadCommandOfLength(r, uint32(size-4), s.maxFrame, &c.req)
+		} else {
+			err = codec.ReadCommand(r, s.maxFrame, &c.req)
+		}
 		if !whole {
 			c.waiting.Store(false)
 		}
@@ -661,6 +668,15 @@ const maxKeptHeader = 64 << 10
 
 // write queues resp on the connection's output buffer; the caller flushes.
 func (c *Conn) write(resp *codec.Command) error {
+	if len(resp.Body) <= netpoll.BinaryInplaceThreshold && replyHeaderBound(resp) <= inPlaceHeader {
+		return c.writeInPlace(resp)
+	}
+	return c.writeCopied(resp)
+}
+
+// writeCopied is write for any reply: the header encoded into c.hdr and
+// copied, the body written apart (netpoll keeps a large one by reference).
+func (c *Conn) writeCopied(resp *codec.Command) error {
 	hdr, encErr := encodeReply(c.hdr[:0], resp)
 	c.hdr = hdr
 	if cap(hdr) > maxKeptHeader {
@@ -682,4 +698,48 @@ func (c *Conn) write(resp *codec.Command) error {
 		}
 	}
 	return encErr
+}
+
+// inPlaceHeader bounds the replies writeInPlace takes: far below the
+// 24-bit header length and the frame limits, so encoding one cannot fail.
+const inPlaceHeader = 64 << 10
+
+// writeInPlace is write for a reply with a small header and a body netpoll
+// would copy anyway (up to netpoll.BinaryInplaceThreshold): the frame's
+// exact length is reserved in the output buffer with one Malloc, the
+// header encoded straight into it and the body copied after it, where
+// write encodes into c.hdr, copies that, and has WriteBinary reserve and
+// copy the body apart. A reply that differs from the connection's last
+// only in its opaque (every route answer but the first) has its header
+// copied from c.tmpl around the opaque's digits.
+func (c *Conn) writeInPlace(resp *codec.Command) error {
+	w := c.out
+	if n, ok := c.tmpl.PrefixLen(resp); ok {
+		p, err := w.Malloc(n + len(resp.Body))
+		if err != nil {
+			return err
+		}
+		c.tmpl.PutPrefix(p[:n], resp, len(resp.Body))
+		copy(p[n:], resp.Body)
+		c.pending += len(p)
+		return nil
+	}
+	n := codec.FramePrefixLen(resp)
+	p, err := w.Malloc(n + len(resp.Body))
+	if err != nil {
+		return err
+	}
+	out, err := codec.EncodeFramePrefix(p[:0:n], resp, len(resp.Body))
+	if err != nil || len(out) != n {
+		// Not reachable with a bounded header (FramePrefixLen is exact,
+		// tested against the encoder); if it were, the reserved bytes are
+		// given back and the reply takes the general path.
+		if ackErr := w.MallocAck(w.MallocLen() - len(p)); ackErr != nil {
+			return ackErr
+		}
+		return c.writeCopied(resp)
+	}
+	copy(p[n:], resp.Body)
+	c.pending += len(p)
+	return nil
 }

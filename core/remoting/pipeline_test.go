@@ -87,8 +87,8 @@ func TestPipelinedRequestsAllocateNothing(t *testing.T) {
 }
 
 // One reply with a huge header (a long remark here) must not leave the
-// connection holding a buffer that size; ordinary headers keep reusing
-// theirs.
+// connection holding a buffer that size; larger-than-usual headers keep
+// reusing theirs.
 func TestOutsizedReplyHeaderIsNotKept(t *testing.T) {
 	const capCode = 7202
 	huge := strings.Repeat("r", 4<<20)
@@ -118,8 +118,17 @@ func TestOutsizedReplyHeaderIsNotKept(t *testing.T) {
 	if n := keptCap(2); n > maxKeptHeader {
 		t.Fatalf("after one %d-byte header the connection keeps a %d-byte header buffer", len(huge), n)
 	}
-	if n := keptCap(3); n == 0 {
-		t.Fatal("an ordinary header's buffer is not kept for reuse")
+	// Small replies are encoded in the output buffer itself
+	// (writeInPlace); one with a larger header goes through the kept
+	// buffer, which it leaves for the next such reply.
+	medium := strings.Repeat("m", 12<<10)
+	mediumReq := request(codeEcho, 3)
+	mediumReq.SetExt("v", medium)
+	if r := w.Call(mediumReq); r.Remark != medium {
+		t.Fatalf("medium answer carried a %d-byte remark, want %d", len(r.Remark), len(medium))
+	}
+	if n := keptCap(4); n < len(medium) || n > maxKeptHeader {
+		t.Fatalf("after a %d-byte header the connection keeps a %d-byte header buffer, want it kept for reuse", len(medium), n)
 	}
 }
 
@@ -218,5 +227,52 @@ func TestEncodeReplyAnswersOversizedResponse(t *testing.T) {
 	out, err := encodeReply(nil, resp)
 	if err != nil || !bytes.Equal(out, codec.AppendFramePrefix(nil, resp, 0)) {
 		t.Fatalf("%v: %q", err, out)
+	}
+}
+
+// Replies with a body netpoll copies are encoded straight into the output
+// buffer (writeInPlace), larger ones take the general path: both give the
+// frame the encoder gives, byte for byte, at and around the threshold and
+// with extFields and a remark in the header.
+func TestReplyFramesAroundTheInPlaceThreshold(t *testing.T) {
+	const sizedCode = 7204
+	s, _ := startTiny(t, func(o *Options) {
+		o.Routes = append(o.Routes, Route{Code: sizedCode, Handler: func(_ *Conn, req, resp *codec.Command) error {
+			v, _ := req.ExtValue("n")
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return err
+			}
+			resp.Body = bytes.Repeat([]byte{'b'}, n)
+			resp.Remark, _ = req.ExtValue("r")
+			if n%2 == 1 {
+				resp.SetExt("k", "v\u2028\"")
+			}
+			return nil
+		}})
+	})
+	w := dial(t, s)
+	for i, n := range []int{0, 1, 501, 4095, 4096, 4097, 70 << 10} {
+		for _, remark := range []string{"", "é\x01", strings.Repeat("r", 11<<10)} {
+			req := request(sizedCode, int32(1000+i))
+			req.SetExt("n", strconv.Itoa(n))
+			req.SetExt("r", remark)
+			w.Send(req)
+			raw, err := w.RecvRaw()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got codec.Command
+			if err := codec.Decode(raw[4:], &got); err != nil {
+				t.Fatal(err)
+			}
+			want := codec.AppendFrame(nil, &got)
+			if !bytes.Equal(raw, want) {
+				t.Fatalf("body %d, remark %d bytes: reply frame\n%q\nis not the encoder's\n%q", n, len(remark), raw[:min(len(raw), 200)], want[:min(len(want), 200)])
+			}
+			if len(got.Body) != n || got.Remark != remark || got.Opaque != int32(1000+i) {
+				t.Fatalf("body %d, remark %q: got body %d, remark %q, opaque %d", n, remark, len(got.Body), got.Remark, got.Opaque)
+			}
+		}
 	}
 }
