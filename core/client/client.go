@@ -163,9 +163,11 @@ func (c *Client) Close() error {
 		c.err = fmt.Errorf("%s: %w", c.addr, ErrClosed)
 	}
 	c.mu.Unlock()
-	var err error
-	if first {
-		err = c.conn.Close()
+	// Closed also when the connection had failed already: nothing else
+	// closes the socket then.
+	err := c.conn.Close()
+	if !first {
+		err = nil
 	}
 	<-c.done
 	return err

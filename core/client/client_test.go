@@ -340,6 +340,19 @@ func TestDoneWhenConnectionEnds(t *testing.T) {
 	}
 }
 
+// A connection the server ended is still closed by Close: its socket is
+// not left to the garbage collector.
+func TestCloseAfterFailureClosesTheSocket(t *testing.T) {
+	s := startFake(t)
+	c := dial(t, s.addr())
+	s.accept(t).Close()
+	<-c.Done()
+	c.Close()
+	if _, err := c.conn.Write([]byte{0}); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("write after Close: %v, want net.ErrClosed", err)
+	}
+}
+
 func TestCloseFailsPendingCalls(t *testing.T) {
 	s := startFake(t)
 	c := dial(t, s.addr())
