@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -32,18 +31,6 @@ func (s *startedServer) Start() error {
 	err := s.Server.Start()
 	close(s.started)
 	return err
-}
-
-// freeAddr returns a loopback address with a port nothing listens on.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }
 
 // runReal runs the command with the real server until the test sends
@@ -125,7 +112,7 @@ func httpGet(t *testing.T, url string) (int, string) {
 // network while the profiles were asked for on loopback.
 func TestPprofOnlyWherePprofAddrSays(t *testing.T) {
 	withHome(t)
-	pprofAddr := freeAddr(t)
+	pprofAddr := remotingtest.FreeAddrs(t, 1)[0]
 	srv, logs, stop := runReal(t, "--adminListen", "127.0.0.1:0", "--pprof-addr", pprofAddr)
 	// The profile listener starts after the server.
 	remotingtest.WaitFor(t, "the pprof listener", func() bool { return strings.Contains(logs.String(), "pprof listening") })
@@ -151,7 +138,7 @@ func TestPprofOnlyWherePprofAddrSays(t *testing.T) {
 // the admin listener and no second listener is opened.
 func TestPprofOnTheAdminListenerWhenItsAddress(t *testing.T) {
 	withHome(t)
-	addr := freeAddr(t)
+	addr := remotingtest.FreeAddrs(t, 1)[0]
 	srv, _, stop := runReal(t, "--adminListen", addr, "--pprof-addr", addr)
 	if srv.AdminAddr() != addr {
 		t.Fatalf("admin listener on %s, want %s", srv.AdminAddr(), addr)

@@ -38,12 +38,7 @@ type ctlEnv struct {
 
 func startCtlEnv(t *testing.T) *ctlEnv {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := remotingtest.FreeAddrs(t, 1)[0]
 	env := &ctlEnv{ctl: addr, configStore: filepath.Join(t.TempDir(), "controller.properties")}
 	c := config.DefaultController()
 	c.Extra[membership.KeyDLedgerGroup] = "group1"

@@ -13,6 +13,8 @@ import (
 
 	"github.com/rocketns/rocketns/codec/body"
 	"github.com/rocketns/rocketns/core/client"
+
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 )
 
 type diffDoc struct {
@@ -203,7 +205,7 @@ func TestDiffQueuesClustersAndOrderConf(t *testing.T) {
 }
 
 func TestDiffUnreachableAndRefusing(t *testing.T) {
-	ns1, ns2, dead := startNS(t), startNS(t), deadAddr(t)
+	ns1, ns2, dead := startNS(t), startNS(t), remotingtest.FreeAddrs(t, 1)[0]
 	registerBrokers(t, ns1)
 	registerBrokers(t, ns2)
 
@@ -228,9 +230,9 @@ func TestDiffUnreachableAndRefusing(t *testing.T) {
 	}
 
 	// Nobody answering: one stderr line per server.
-	dead2 := deadAddr(t)
+	dead2 := remotingtest.FreeAddrs(t, 1)[0]
 	for dead2 == dead {
-		dead2 = deadAddr(t)
+		dead2 = remotingtest.FreeAddrs(t, 1)[0]
 	}
 	r = nsadmin(t, "diff", "-n", dead+";"+dead2)
 	if r.code != exitFail || strings.Count(r.stderr, "\n") != 2 || !strings.Contains(r.stderr, dead2+": unreachable") ||

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -22,6 +21,8 @@ import (
 	"github.com/rocketns/rocketns/core/client"
 	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/core/server"
+
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 )
 
 // startNS runs a NameServer on a loopback port for the test.
@@ -152,18 +153,6 @@ func fails(t *testing.T, code int, want []string, args ...string) result {
 		}
 	}
 	return r
-}
-
-// deadAddr is a loopback address nothing listens on.
-func deadAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }
 
 func TestClusterList(t *testing.T) {
@@ -657,7 +646,7 @@ func TestQueryDataVersion(t *testing.T) {
 
 // Writes go to every NameServer, reads to the first that answers.
 func TestSeveralNameServers(t *testing.T) {
-	ns1, ns2, dead := startNS(t), startNS(t), deadAddr(t)
+	ns1, ns2, dead := startNS(t), startNS(t), remotingtest.FreeAddrs(t, 1)[0]
 	list := ns1 + ";" + ns2
 
 	ok(t, "updateKvConfig", "-n", list, "-s", "NS", "-k", "k", "-v", "v")
@@ -688,7 +677,7 @@ func TestSeveralNameServers(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	dead := deadAddr(t)
+	dead := remotingtest.FreeAddrs(t, 1)[0]
 	fails(t, 1, []string{"nsadmin clusterList: no NameServer reachable: " + dead + ": "}, "clusterList", "-n", dead)
 	fails(t, 1, []string{"nsadmin wipeWritePerm: " + dead + ": unreachable: "}, "wipeWritePerm", "-n", dead, "-b", "broker-a")
 	fails(t, 2, []string{"missing required flag -n"}, "clusterList")

@@ -6,6 +6,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 )
 
 // mqadmin's one-dash names of several letters (-bn), its two-dash long
@@ -55,7 +57,7 @@ func TestFlagSpellings(t *testing.T) {
 // mqadmin keeps the first value, Go's flag package the last, so neither
 // can be trusted to be what was meant (deleteTopic -c A -c B).
 func TestFlagGivenTwice(t *testing.T) {
-	ns := deadAddr(t)
+	ns := remotingtest.FreeAddrs(t, 1)[0]
 	for _, args := range [][]string{
 		{"deleteTopic", "-n", ns, "-t", "T", "-c", "A", "-c", "B"},
 		{"deleteTopic", "-n", ns, "-t", "T", "-c", "A", "--clusterName", "B"},
@@ -72,7 +74,7 @@ func TestFlagGivenTwice(t *testing.T) {
 // one line naming the command and the problem, a pointer to its help,
 // exit 2.
 func TestUsageErrors(t *testing.T) {
-	ns := deadAddr(t)
+	ns := remotingtest.FreeAddrs(t, 1)[0]
 	for _, tc := range []struct {
 		want string
 		args []string

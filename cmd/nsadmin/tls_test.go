@@ -11,6 +11,8 @@ import (
 
 	"github.com/rocketns/rocketns/core/config"
 	"github.com/rocketns/rocketns/core/tlstest"
+
+	"github.com/rocketns/rocketns/core/remoting/remotingtest"
 )
 
 // testPKI is a CA made in the test and files it signed, in a temp dir.
@@ -122,7 +124,7 @@ func TestTLSFromEnvironment(t *testing.T) {
 
 func TestTLSUsageErrors(t *testing.T) {
 	p := newTestPKI(t)
-	dead := deadAddr(t)
+	dead := remotingtest.FreeAddrs(t, 1)[0]
 	fails(t, 2, []string{"-tlsCA needs -tls"}, "clusterList", "-n", dead, "-tlsCA", p.ca)
 	fails(t, 2, []string{"-tlsInsecure needs -tls"}, "clusterList", "-n", dead, "-tlsInsecure")
 	fails(t, 2, []string{"-tlsInsecure skips the check -tlsCA is for"}, "clusterList", "-n", dead, "-tls", "-tlsInsecure", "-tlsCA", p.ca)

@@ -141,7 +141,7 @@ func TestPeerCopyServesRoutesBeforeAnyRegistration(t *testing.T) {
 func TestPeerCopyFromNsaddrList(t *testing.T) {
 	a, _ := startServer(t, warmConfig(t))
 	registerTwo(t, a)
-	down := closedAddr(t)
+	down := remotingtest.FreeAddrs(t, 1)[0]
 	cfg := warmConfig(t)
 	cfg.NsaddrList = down + ";" + a.Addr()
 	b, err := New(cfg, nil)
@@ -208,18 +208,6 @@ func TestPeerCopyKeepsBrokersAges(t *testing.T) {
 	if !routed(start+120_000, "T4") || routed(start+120_001, "T4") {
 		t.Fatal("broker-c, heard just before the copy, did not live exactly a timeout")
 	}
-}
-
-// closedAddr is an address nothing listens on.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }
 
 // fakePeer listens and hands every connection to serve; it returns the
@@ -308,7 +296,7 @@ func TestPeerCopyFailuresStartCold(t *testing.T) {
 		return response(req, codec.Success, good)
 	}))
 	empty, _ := startServer(t, warmConfig(t))
-	down := closedAddr(t)
+	down := remotingtest.FreeAddrs(t, 1)[0]
 
 	f := func(peer, wantReason string) {
 		t.Helper()
