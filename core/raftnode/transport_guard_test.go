@@ -113,17 +113,19 @@ func TestTimeoutNowNotFromLeaderRefused(t *testing.T) {
 		if got := nodes[f].Stats().RefusedRPCs - refusedBefore; got != 3 {
 			t.Fatalf("refused %d RPCs, want 3", got)
 		}
-		if moved() {
+		// A follower's term that moved is an election: one the refused
+		// RPCs started, or the follower's own after a missed heartbeat
+		// (a loaded machine). The round is played again; a guard that
+		// let TimeoutNow through moves it every round and fails below.
+		if got := nodes[f].raft.CurrentTerm(); got != before || moved() {
+			t.Logf("follower's term %d -> %d", before, got)
 			return false
-		}
-		if got := nodes[f].raft.CurrentTerm(); got != before {
-			t.Fatalf("follower's term %d -> %d", before, got)
 		}
 		return true
 	}
 	for try := 0; !round(); try++ {
 		if try == 5 {
-			t.Fatal("the leadership kept moving on its own")
+			t.Fatal("the leadership or the follower's term kept moving")
 		}
 		t.Log("the leadership moved on its own; again")
 	}
