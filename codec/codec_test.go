@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -558,5 +559,31 @@ func TestReadCommandOfLengthAgreesWithReadCommand(t *testing.T) {
 		if length == uint32(len(good)-4) && err1 != nil {
 			t.Fatalf("good frame: %v", err1)
 		}
+	}
+}
+
+// Bytes that are not UTF-8 read as U+FFFD, as Java's decoder reads them: two
+// keys of different invalid bytes are one key, the last value wins, and the
+// header written back reads the same. Found by FuzzJSONHeader: both keys
+// were kept as their raw bytes, then written as U+FFFD each and read back
+// as one.
+func TestInvalidUTF8ReadsAsJavaReadsIt(t *testing.T) {
+	header := []byte("{\"code\":1,\"remark\":\"a\xffb\",\"extFields\":{\"\xd1\":\"x\",\"\xa3\":\"y\",\"k\":\"\xc3\"}}")
+	frame := binary.BigEndian.AppendUint32(nil, uint32(len(header)))
+	frame = append(frame, header...)
+	var c Command
+	if err := Decode(frame, &c); err != nil {
+		t.Fatal(err)
+	}
+	want := []Field{{Key: "\uFFFD", Value: "y"}, {Key: "k", Value: "\uFFFD"}}
+	if c.Remark != "a\uFFFDb" || !slices.Equal(c.Ext, want) {
+		t.Fatalf("remark %q, ext %q; want %q, %q", c.Remark, c.Ext, "a\uFFFDb", want)
+	}
+	var again Command
+	if err := Decode(AppendFrame(nil, &c)[4:], &again); err != nil {
+		t.Fatal(err)
+	}
+	if again.Remark != c.Remark || !slices.Equal(again.Ext, c.Ext) {
+		t.Fatalf("written back and read: remark %q, ext %q", again.Remark, again.Ext)
 	}
 }

@@ -6,6 +6,7 @@ package codec
 import (
 	"encoding/binary"
 	"fmt"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/rocketns/rocketns/codec/jsontext"
@@ -491,24 +492,33 @@ func (s *jsonScanner) skip(depth int) error {
 }
 
 // strEnd validates the string whose opening quote is at s.pos, moves past
-// its closing quote and reports whether it holds escapes.
-func (s *jsonScanner) strEnd() (escaped bool, err error) {
+// its closing quote and reports whether it must be decoded rather than
+// viewed: it holds escapes, or bytes that are not UTF-8, which read as
+// U+FFFD as Java's decoder reads them. Two keys of different invalid bytes
+// are then one key, last wins, as in Java, and the header written back
+// (U+FFFD for each) reads the same.
+func (s *jsonScanner) strEnd() (decode bool, err error) {
 	p := s.pos + 1
+	var high uint64
 	// Eight bytes at a time while none is a quote or a backslash.
 	for p+8 <= len(s.buf) {
 		w := binary.LittleEndian.Uint64(s.buf[p:])
 		if hasByte(w, '"')|hasByte(w, '\\') != 0 {
 			break
 		}
+		high |= w
 		p += 8
 	}
 	for p < len(s.buf) {
-		switch s.buf[p] {
+		switch b := s.buf[p]; b {
 		case '"':
+			if !decode && high&0x8080808080808080 != 0 && !utf8.Valid(s.buf[s.pos+1:p]) {
+				decode = true
+			}
 			s.pos = p + 1
-			return escaped, nil
+			return decode, nil
 		case '\\':
-			escaped = true
+			decode = true
 			_, n, err := jsontext.NextRune(s.buf, p)
 			if err != nil {
 				s.pos = p
@@ -516,6 +526,7 @@ func (s *jsonScanner) strEnd() (escaped bool, err error) {
 			}
 			p += n
 		default:
+			high |= uint64(b)
 			p++
 		}
 	}
@@ -531,15 +542,15 @@ func hasByte(w uint64, b byte) uint64 {
 }
 
 // str returns the string at s.pos: a view of the header when it has no
-// escapes, else its unescaped form in c.scratch.
+// escapes and is UTF-8, else its decoded form in c.scratch.
 func (s *jsonScanner) str() (string, error) {
 	start := s.pos + 1
-	escaped, err := s.strEnd()
+	decode, err := s.strEnd()
 	if err != nil {
 		return "", err
 	}
 	raw := s.buf[start : s.pos-1]
-	if !escaped {
+	if !decode {
 		return bytesString(raw), nil
 	}
 	c := s.c
@@ -548,7 +559,11 @@ func (s *jsonScanner) str() (string, error) {
 	}
 	from := len(c.scratch)
 	// strEnd has validated every escape.
-	c.scratch, _ = jsontext.AppendUnescaped(c.scratch, raw)
+	if utf8.Valid(raw) {
+		c.scratch, _ = jsontext.AppendUnescaped(c.scratch, raw)
+	} else {
+		c.scratch, _ = jsontext.AppendJava(c.scratch, raw)
+	}
 	out := c.scratch[from:]
 	if len(out) == 0 {
 		return "", nil

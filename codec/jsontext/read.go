@@ -87,16 +87,24 @@ func Unquote(raw []byte) (string, error) {
 	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
 		return string(raw), nil
 	}
-	out := make([]byte, 0, len(raw))
+	out, err := AppendJava(make([]byte, 0, len(raw)), raw)
+	if err != nil {
+		return "", err
+	}
+	return string(out), nil
+}
+
+// AppendJava appends what Unquote returns for raw.
+func AppendJava(dst, raw []byte) ([]byte, error) {
 	for i := 0; i < len(raw); {
 		r, n, err := NextRune(raw, i)
 		if err != nil {
-			return "", err
+			return dst, err
 		}
-		out = utf8.AppendRune(out, r)
+		dst = utf8.AppendRune(dst, r)
 		i += n
 	}
-	return string(out), nil
+	return dst, nil
 }
 
 // Hex4 reads the four hex digits at b[i:], either case.
