@@ -10,7 +10,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
@@ -20,11 +19,7 @@ func TestCompareSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds namesrv and runs a compare of three targets")
 	}
-	exe := filepath.Join(t.TempDir(), "namesrv")
-	build := exec.Command("go", "build", "-o", exe, "github.com/rocketns/rocketns/cmd/namesrv")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build namesrv: %v\n%s", err, out)
-	}
+	exe := namesrvBinary(t)
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

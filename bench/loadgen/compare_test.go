@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -22,7 +23,21 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if namesrvBuild.dir != "" {
+		os.RemoveAll(namesrvBuild.dir)
+	}
+	os.Exit(code)
+}
+
+// namesrvBuild is the namesrv binary the e2e tests build once
+// (namesrvBinary), removed when they are done.
+var namesrvBuild struct {
+	once sync.Once
+	dir  string
+	exe  string
+	err  error
+	out  []byte
 }
 
 func TestParsePin(t *testing.T) {

@@ -9,8 +9,6 @@ package loadgen
 
 import (
 	"context"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -21,11 +19,7 @@ func TestRollingSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds namesrv and restarts three of it twice")
 	}
-	exe := filepath.Join(t.TempDir(), "namesrv")
-	build := exec.Command("go", "build", "-o", exe, "github.com/rocketns/rocketns/cmd/namesrv")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build namesrv: %v\n%s", err, out)
-	}
+	exe := namesrvBinary(t)
 	o := smokeOptions()
 	o.Inproc = false
 	o.Rolling = RollingSpec{
