@@ -569,10 +569,8 @@ func TestReadCommandOfLengthAgreesWithReadCommand(t *testing.T) {
 // as one.
 func TestInvalidUTF8ReadsAsJavaReadsIt(t *testing.T) {
 	header := []byte("{\"code\":1,\"remark\":\"a\xffb\",\"extFields\":{\"\xd1\":\"x\",\"\xa3\":\"y\",\"k\":\"\xc3\"}}")
-	frame := binary.BigEndian.AppendUint32(nil, uint32(len(header)))
-	frame = append(frame, header...)
 	var c Command
-	if err := Decode(frame, &c); err != nil {
+	if err := Decode(rawFrame(SerializeJSON, header, nil)[4:], &c); err != nil {
 		t.Fatal(err)
 	}
 	want := []Field{{Key: "\uFFFD", Value: "y"}, {Key: "k", Value: "\uFFFD"}}
