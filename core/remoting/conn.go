@@ -91,16 +91,28 @@ type connLoop struct {
 }
 
 // connWatch is the connection's share of the listener's Budget and the
-// watch on its input while a flush or a handler blocks (budget.go). The
-// account is the budget's (under Budget.mu, mirror read freely); watchSeen
-// is under watchMu; the loop arms and disarms the watch.
+// watch on its input while a flush or a handler blocks (budget.go,
+// watch.go). The account is the budget's (under Budget.mu, mirror read
+// freely); watchSeen is under watchMu; the loop begins and ends the
+// flushes; watchNext, watchState and watchAt are the watcher's.
 type connWatch struct {
-	acct         account
-	watch        *time.Timer
-	watchMu      sync.Mutex
-	watchSeen    int // input length at the watch's last look; under watchMu
-	flushing     atomic.Bool
+	acct account
+	// watched: the input is watched while the connection blocks (a
+	// netpoll connection with a budget or an input limit).
+	watched   bool
+	watchMu   sync.Mutex
+	watchSeen int // input length at the watch's last look; under watchMu
+	// flushState counts the flushes begun and ended: odd while one is
+	// under way. Only the loop writes it (and the close callback, which
+	// runs after the loop's last call).
+	flushState   atomic.Uint32
 	flushPending atomic.Int64
+	// listed is set while the connection is in the watcher's list or on
+	// its incoming stack (watcher.push, watcher.unlist).
+	listed     atomic.Bool
+	watchNext  *Conn
+	watchState uint32 // flushState at the watcher's last look
+	watchAt    uint64 // the watcher's tick of the next look
 	// inPeak is the most input the connection has held (inputCost).
 	inPeak atomic.Int64
 }
@@ -199,10 +211,7 @@ func (s *Server) onPrepare(nc netpoll.Connection) context.Context {
 	if s.limits.write > 0 {
 		nc.SetWriteTimeout(s.limits.write)
 	}
-	if s.budget != nil || s.limits.maxIn > 0 {
-		c.watch = time.AfterFunc(time.Hour, func() { s.watchFlush(c) })
-		c.watch.Stop()
-	}
+	c.watched = s.budget != nil || s.limits.maxIn > 0
 	if ok, perIP := s.addConn(c); !ok {
 		s.refuseConn(c.peer, perIP)
 		refuseAtAccept(nc)

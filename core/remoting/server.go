@@ -194,6 +194,11 @@ type Server struct {
 	closing    atomic.Bool
 	stop       chan struct{}
 	ticker     sync.WaitGroup
+	// watch looks at the input of connections whose flush or handler
+	// blocks (watch.go); it runs until watchStop, closed once every
+	// connection is.
+	watch     *watcher
+	watchStop chan struct{}
 
 	hooks testHooks
 }
@@ -248,8 +253,10 @@ func New(o Options) (*Server, error) {
 		workers:    newWorkers(maxIdleWorkers),
 		inflight:   newGate(),
 		stop:       make(chan struct{}),
+		watchStop:  make(chan struct{}),
 		serveErr:   make(chan error, 1),
 	}
+	s.watch = newWatcher(s)
 	s.limits.maxPerIP = o.MaxConnectionsPerIP
 	if o.Reserved != nil && o.ReservedConnections > 0 {
 		s.limits.reserved, s.limits.reservedFor = o.ReservedConnections, o.Reserved
@@ -298,7 +305,11 @@ func (s *Server) Start() error {
 	s.now.Store(time.Now().UnixMilli())
 	s.workers.start()
 	go func() { s.serveErr <- loop.Serve(ln) }()
-	s.ticker.Add(1)
+	s.ticker.Add(2)
+	go func() {
+		defer s.ticker.Done()
+		s.watch.run(s.watchStop)
+	}()
 	go func() {
 		defer s.ticker.Done()
 		t := time.NewTicker(time.Second)
@@ -367,6 +378,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if err := WaitOrDone(ctx, s.handoffs.Wait); err != nil {
 		errs = append(errs, fmt.Errorf("waiting for tls and handed-off connections: %w", err))
 	}
+	close(s.watchStop)
 	s.ticker.Wait()
 	if s.loop != nil {
 		s.workers.stop()
