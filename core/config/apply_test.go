@@ -51,6 +51,7 @@ enableControllerInNamesrv=false
 enableShutdownGracefully=false
 enableTopicList=true
 frameMaxLength=16777216
+heavyBusyPercent=50
 kvConfigPath=/home/rmq/namesrv/kvConfig.json
 kvMaxKeyBytes=1024
 kvMaxNamespaceBytes=2097152

@@ -73,6 +73,7 @@ type Config struct {
 	MaxTopicsPerBroker        int // maxTopicsPerBroker: topics one registration may carry
 	MaxTopics                 int // maxTopics: topics the route table holds, all brokers together
 	MaxTopicsPerSource        int // maxTopicsPerSource: topics the registrations from one host may bring; 0 = no quota
+	HeavyBusyPercent          int // heavyBusyPercent: of their time, how much the heavy-request turns may be busy in a storm
 
 	// Bounds that keep one request from costing every peer (README
 	// "Limits"): a KV entry large enough to make registration replies

@@ -542,20 +542,20 @@ func (s *Server) handle(c *Conn, r netpoll.Reader) bool {
 			start = time.Now()
 		}
 	}
-	heavy := false
+	var turn time.Time // when a heavy request got its turn
 	if rt != nil && rt.weigh != nil {
 		if w := rt.weigh(req); w > 0 {
 			if !s.awaitTurn(c, r, w) {
 				return false
 			}
-			heavy = true
+			turn = time.Now()
 		}
 	}
 	resp.Reset()
 	s.stampReply(resp, req.Opaque, req.SerializeType)
 	s.dispatch(c, rt, req, resp)
-	if heavy {
-		s.heavy.release()
+	if !turn.IsZero() {
+		s.heavy.release(time.Since(turn))
 	}
 	if p := c.deferred; p != nil {
 		c.deferred = nil

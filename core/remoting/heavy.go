@@ -1,13 +1,14 @@
 // heavy.go holds the queue heavy requests wait in for their turn
 // (Route.Weigh): a few at a time, the turns going round the source
-// addresses, while every other request is answered on its connection's
-// task at once.
+// addresses and busy for at most a share of the time, while every other
+// request is answered on its connection's task at once.
 
 package remoting
 
 import (
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/rocketns/rocketns/codec"
 )
@@ -37,6 +38,16 @@ const maxPassed = 8
 // the same reason).
 func DefaultHeavySlots() int { return max(1, runtime.GOMAXPROCS(0)/2) }
 
+// DefaultHeavyShare is Options.HeavyShare when not set: a turn is busy at
+// most half the time once its burst is spent.
+const DefaultHeavyShare = 0.5
+
+// heavyBurst is how long each turn may be busy back to back before the
+// share holds it back: a 100k-topic registration (about 120 ms of work)
+// and the ordinary registrations of a few hundred brokers never wait for
+// it; only a storm of heavy requests does.
+const heavyBurst = 500 * time.Millisecond
+
 // heavyQueue bounds the heavy requests being answered at once and picks
 // the next one when a turn frees: the turns go round the source addresses
 // that have requests waiting, so one address's connections, however many,
@@ -49,10 +60,34 @@ func DefaultHeavySlots() int { return max(1, runtime.GOMAXPROCS(0)/2) }
 // A request waits on its connection's task (the connection is served no
 // further meanwhile, its input watched as in any blocking wait), and then
 // runs there: the queue hands out turns, not goroutines.
+//
+// Turns are also bounded in time. Bounding how many run at once leaves
+// cores to route queries only where there are cores to leave: with the
+// server on one core (or two shared with other work), a storm of
+// registrations decoded back to back takes most of the CPU, and route
+// queries, answered at once but waiting for the CPU, were measured with a
+// p99 11-12x their idle one. So the turns together may be busy for share
+// of their time: each turn's busy time is taken from a credit that grows
+// by share of the time passed for each slot, up to heavyBurst per slot;
+// while the credit is below zero, turns that free are handed out only
+// once it is back to zero. A route query then waits for the CPU behind at
+// most one heavy request at a time, not behind a queue of them.
 type heavyQueue struct {
 	mu      sync.Mutex
 	free    int
 	waiting int
+	// slots is the number of turns, share their bound (>= 1: none).
+	slots int
+	share float64
+	// credit is the turns' busy time left, as of creditAt; paused is
+	// set while a timer will hand out the turns held back.
+	credit   time.Duration
+	creditAt time.Time
+	paused   bool
+	// now and after are the clock and timer (time.Now, time.AfterFunc;
+	// tests step them).
+	now   func() time.Time
+	after func(time.Duration, func())
 	// ring holds the sources with requests waiting, in the order their
 	// turns come; next is the index of the next one.
 	ring []*heavySource
@@ -75,15 +110,61 @@ type heavyWaiter struct {
 	turn chan bool
 }
 
-func newHeavyQueue(slots int) *heavyQueue {
-	return &heavyQueue{free: max(1, slots), sources: make(map[string]*heavySource)}
+func newHeavyQueue(slots int, share float64) *heavyQueue {
+	slots = max(1, slots)
+	q := &heavyQueue{free: slots, slots: slots, share: share, sources: make(map[string]*heavySource),
+		now: time.Now, after: func(d time.Duration, f func()) { time.AfterFunc(d, f) }}
+	q.credit, q.creditAt = q.burst(), q.now()
+	return q
+}
+
+// burst is the most credit the turns keep.
+func (q *heavyQueue) burst() time.Duration { return heavyBurst * time.Duration(q.slots) }
+
+// bounded says whether the turns' time is bounded at all.
+func (q *heavyQueue) bounded() bool { return q.share > 0 && q.share < 1 }
+
+// refillLocked brings the credit up to now: share of the time passed, for
+// each slot.
+func (q *heavyQueue) refillLocked() {
+	now := q.now()
+	if d := now.Sub(q.creditAt); d > 0 {
+		q.credit = min(q.burst(), q.credit+time.Duration(float64(d)*q.share*float64(q.slots)))
+	}
+	q.creditAt = now
+}
+
+// spentLocked reports whether the credit is spent: turns wait. It then
+// arranges for the turns held back to be handed out when it is back to
+// zero.
+func (q *heavyQueue) spentLocked() bool {
+	if !q.bounded() {
+		return false
+	}
+	q.refillLocked()
+	if q.credit >= 0 {
+		return false
+	}
+	if !q.paused {
+		q.paused = true
+		q.after(time.Duration(float64(-q.credit)/(q.share*float64(q.slots)))+1, q.resume)
+	}
+	return true
+}
+
+// resume hands out the turns held back while the credit was spent.
+func (q *heavyQueue) resume() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.paused = false
+	q.handLocked()
 }
 
 // acquire waits for a turn for c's request of weight and reports whether
 // it got one (then release must follow); false means c closed meanwhile.
 func (q *heavyQueue) acquire(c *Conn, weight int) bool {
 	q.mu.Lock()
-	if q.free > 0 && q.waiting == 0 {
+	if q.free > 0 && q.waiting == 0 && !q.spentLocked() {
 		q.free--
 		q.mu.Unlock()
 		return true
@@ -112,20 +193,31 @@ func (q *heavyQueue) acquire(c *Conn, weight int) bool {
 	return ok
 }
 
-// release hands the turn to the next waiting request of a connection still
-// open, or frees it.
-func (q *heavyQueue) release() {
+// release gives back a turn that was busy for busy: it goes to the next
+// waiting request of a connection still open, or is freed.
+func (q *heavyQueue) release(busy time.Duration) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for q.waiting > 0 {
-		w := q.pickLocked()
-		if w.c.open() {
-			w.turn <- true
-			return
-		}
-		w.turn <- false
+	if q.bounded() {
+		q.refillLocked()
+		q.credit -= busy
 	}
 	q.free++
+	q.handLocked()
+}
+
+// handLocked hands the free turns to the waiting requests of connections
+// still open, unless the credit is spent.
+func (q *heavyQueue) handLocked() {
+	for q.free > 0 && q.waiting > 0 && !q.spentLocked() {
+		w := q.pickLocked()
+		if w.c.open() {
+			q.free--
+			w.turn <- true
+		} else {
+			w.turn <- false
+		}
+	}
 }
 
 // pickLocked takes the next waiter off the queue: the next source's

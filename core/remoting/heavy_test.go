@@ -66,10 +66,10 @@ func turnOrder(t *testing.T, reqs ...struct {
 	}
 	var order []int
 	for range reqs {
-		q.release()
+		q.release(0)
 		order = append(order, <-got)
 	}
-	q.release()
+	q.release(0)
 	if running, waiting := q.counts(1); running != 0 || waiting != 0 {
 		t.Fatalf("after the last release: %d running, %d waiting", running, waiting)
 	}
@@ -275,5 +275,83 @@ func TestHeavyPipelinerThatDoesNotReadIsStopped(t *testing.T) {
 	}
 	if n := len(h.handled()); n >= sent/2 {
 		t.Fatalf("%d of %d heavy requests handled for a peer that read none of the answers", n, sent)
+	}
+}
+
+// The turns are busy at most their share of the time once their burst is
+// spent: a turn freed while the credit is spent is handed out when the
+// credit is back to zero, not before; within the burst nothing waits; a
+// share of 1 bounds nothing. Driven by a stepped clock and timer.
+func TestHeavyTurnsKeepToTheirShare(t *testing.T) {
+	s, err := New(Options{Addr: "127.0.0.1:0", HeavySlots: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1000, 0)
+	var timers []time.Duration
+	var fire func()
+	q := newHeavyQueue(2, 0.25)
+	q.now = func() time.Time { return now }
+	q.after = func(d time.Duration, f func()) { timers, fire = append(timers, d), f }
+	q.credit, q.creditAt = q.burst(), now
+	conn := func() *Conn { return s.newConn("127.0.0.7:1", nil, nil) }
+	acquired := func(c *Conn) chan bool {
+		got := make(chan bool, 1)
+		go func() { got <- q.acquire(c, HeavyWeight) }()
+		return got
+	}
+
+	// Within the burst (2 slots x 500 ms) turns come at once.
+	for range 9 {
+		if !<-acquired(conn()) {
+			t.Fatal("no turn")
+		}
+		q.release(100 * time.Millisecond)
+	}
+	if len(timers) != 0 {
+		t.Fatalf("held back within the burst: %v", timers)
+	}
+	// 900 ms of 1 s spent; 300 ms more leave it 200 ms short. Turns are
+	// free, yet the next request waits until 2 slots x 25 % of the time
+	// made up the 200 ms: 400 ms.
+	if !<-acquired(conn()) {
+		t.Fatal("no turn")
+	}
+	q.release(300 * time.Millisecond)
+	got := acquired(conn())
+	remotingtest.WaitFor(t, "the request to queue", func() bool { _, w := q.counts(2); return w == 1 })
+	if len(timers) != 1 || timers[0] != 400*time.Millisecond+1 {
+		t.Fatalf("timers %v, want one of 400 ms", timers)
+	}
+	select {
+	case <-got:
+		t.Fatal("a turn handed out while the credit was spent")
+	default:
+	}
+	// A second request waits too, without a second timer.
+	got2 := acquired(conn())
+	remotingtest.WaitFor(t, "the second request to queue", func() bool { _, w := q.counts(2); return w == 2 })
+	now = now.Add(400*time.Millisecond + 1)
+	fire()
+	if !<-got || !<-got2 {
+		t.Fatal("the held-back requests got no turn")
+	}
+	if len(timers) != 1 {
+		t.Fatalf("timers %v, want the one", timers)
+	}
+	q.release(0)
+	q.release(0)
+	if running, waiting := q.counts(2); running != 0 || waiting != 0 {
+		t.Fatalf("%d running, %d waiting", running, waiting)
+	}
+
+	// Unbounded: a turn busy for an hour holds nothing back.
+	u := newHeavyQueue(1, 1)
+	u.after = func(time.Duration, func()) { t.Fatal("a timer on an unbounded queue") }
+	for range 3 {
+		if !u.acquire(conn(), HeavyWeight) {
+			t.Fatal("no turn")
+		}
+		u.release(time.Hour)
 	}
 }

@@ -80,6 +80,10 @@ type Options struct {
 	// HeavySlots bounds the heavy requests (Route.Weigh) answered at
 	// once; <= 0 is DefaultHeavySlots.
 	HeavySlots int
+	// HeavyShare bounds the time the heavy turns are busy, once a burst
+	// of heavyBurst each is spent, as a fraction of the time passed
+	// (heavyQueue); 0 is DefaultHeavyShare, 1 or more no bound.
+	HeavyShare float64
 
 	// TLS, when set, serves TLS connections beside plaintext ones: a
 	// connection whose first byte opens a TLS record is handed to
@@ -265,7 +269,11 @@ func New(o Options) (*Server, error) {
 	if s.heavySlots <= 0 {
 		s.heavySlots = DefaultHeavySlots()
 	}
-	s.heavy = newHeavyQueue(s.heavySlots)
+	share := o.HeavyShare
+	if share <= 0 {
+		share = DefaultHeavyShare
+	}
+	s.heavy = newHeavyQueue(s.heavySlots, share)
 	if s.log == nil {
 		s.log = slog.Default()
 	}

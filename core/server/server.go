@@ -197,6 +197,7 @@ func (s *Server) listener() (*remoting.Server, error) {
 		MaxPendingResponseBytes: cfg.MaxPendingResponseBytes,
 		MaxConnectionsPerIP:     cfg.MaxConnectionsPerIP,
 		Budget:                  s.budget,
+		HeavyShare:              float64(cfg.HeavyBusyPercent) / 100,
 		ConnClosed:              s.onConnClosed,
 		Refused:                 s.logRefusal,
 		Observe:                 s.metrics.requests.Observe,
