@@ -219,8 +219,3 @@ func (n *Node) leader() (raft.ServerAddress, raft.ServerID) {
 	}
 	return "", ""
 }
-
-// configIndex is the index of raft's latest configuration.
-func (n *Node) configIndex() uint64 {
-	return n.raft.GetConfiguration().Index()
-}
