@@ -31,8 +31,9 @@
 //     when configured, a cluster secret proven both ways and mutual TLS.
 //     The own listener caps its connections; an accepted connection silent
 //     for DefaultIdleTimeout is closed, and a dialed one raft kept pooled
-//     is replaced before it could meet that close. A membership change
-//     closes the removed members' connections.
+//     is replaced before it could meet that close. The connections of a
+//     removed member are closed within half a second of the change
+//     reaching the node's log.
 //   - The transport guard (guard.go): raft reads RPCs through a wrapper that
 //     refuses, from any sender, a term that would wrap or jump absurdly, an
 //     RPC from a non-member, and a TimeoutNow not from the current leader.

@@ -83,12 +83,11 @@ func describe(changes []memberChange) []string {
 }
 
 // checkMembership compares raft's latest configuration with the configured
-// peers and logs a difference. It returns the changes and raft's
-// configuration index.
-func (n *Node) checkMembership() ([]memberChange, uint64, error) {
+// peers, logs a difference and returns the changes.
+func (n *Node) checkMembership() ([]memberChange, error) {
 	f := n.raft.GetConfiguration()
 	if err := f.Error(); err != nil {
-		return nil, 0, fmt.Errorf("raft configuration: %w", err)
+		return nil, fmt.Errorf("raft configuration: %w", err)
 	}
 	changes := membershipDiff(f.Configuration(), n.cfg.Peers, n.cfg.ID)
 	n.mismatch.Store(len(changes) > 0)
@@ -99,7 +98,7 @@ func (n *Node) checkMembership() ([]memberChange, uint64, error) {
 		}
 		n.log.Warn(msg, "changes", describe(changes))
 	}
-	return changes, f.Index(), nil
+	return changes, nil
 }
 
 // leaderMembership runs once per ready leadership.
@@ -134,7 +133,7 @@ func (n *Node) ReconcileMembership(ctx context.Context) error {
 		if !n.ReadyLeader() {
 			return n.notLeader()
 		}
-		changes, index, err := n.checkMembership()
+		changes, err := n.checkMembership()
 		if err != nil {
 			return err
 		}
@@ -146,11 +145,15 @@ func (n *Node) ReconcileMembership(ctx context.Context) error {
 		if d, ok := ctx.Deadline(); ok && time.Until(d) < timeout {
 			timeout = time.Until(d)
 		}
+		// No prevIndex: raft's GetConfiguration reports none (always 0,
+		// which asks for no check). raft takes a change only once the
+		// latest one is committed, and the next change is computed from
+		// the configuration read after it, towards the same peers.
 		var f raft.IndexFuture
 		if c.add {
-			f = n.raft.AddVoter(raft.ServerID(c.id), raft.ServerAddress(c.addr), index, timeout)
+			f = n.raft.AddVoter(raft.ServerID(c.id), raft.ServerAddress(c.addr), 0, timeout)
 		} else {
-			f = n.raft.RemoveServer(raft.ServerID(c.id), index, timeout)
+			f = n.raft.RemoveServer(raft.ServerID(c.id), 0, timeout)
 		}
 		if err := f.Error(); err != nil {
 			return fmt.Errorf("raft membership %s: %w", describe(changes[:1])[0], n.mapApplyError(err))
@@ -218,9 +221,4 @@ func (n *Node) leader() (raft.ServerAddress, raft.ServerID) {
 		return r.LeaderWithID()
 	}
 	return "", ""
-}
-
-// configIndex is the index of raft's latest configuration.
-func (n *Node) configIndex() uint64 {
-	return n.raft.GetConfiguration().Index()
 }

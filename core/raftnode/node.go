@@ -453,9 +453,12 @@ func (n *Node) monitor() {
 		ready       bool
 		barrierDone = make(chan barrierResult, 1)
 		// A membership change closes the stream connections of members
-		// it removed; raft tells nobody but the leader, so it is polled.
-		watch     = time.NewTicker(membershipPoll)
-		lastIndex = n.configIndex()
+		// it removed. raft tells nobody but the leader of a change, and
+		// its GetConfiguration reports no index to notice one by (always
+		// 0), so every poll checks the open connections: a change undone
+		// between two polls (a member added, connecting, and removed)
+		// leaves nothing to compare, yet its connections must close.
+		watch = time.NewTicker(membershipPoll)
 	)
 	defer watch.Stop()
 	lose := func() {
@@ -501,11 +504,8 @@ func (n *Node) monitor() {
 			n.wg.Add(1)
 			go n.leaderMembership()
 		case <-watch.C:
-			if idx := n.configIndex(); idx != lastIndex {
-				lastIndex = idx
-				if n.cfg.Stream != nil {
-					n.cfg.Stream.revalidate()
-				}
+			if n.cfg.Stream != nil {
+				n.cfg.Stream.revalidate()
 			}
 		case <-n.stop:
 			lose()
@@ -514,7 +514,9 @@ func (n *Node) monitor() {
 	}
 }
 
-// membershipPoll is how often the monitor looks for a membership change.
+// membershipPoll is how often the monitor closes the connections of peers
+// that are no longer members: how long a removed member's open
+// connections outlive its removal.
 const membershipPoll = 500 * time.Millisecond
 
 type barrierResult struct {

@@ -431,7 +431,7 @@ func (s *StreamLayer) track(c *streamConn) bool {
 
 // revalidate closes the accepted connections whose source address or id
 // is no longer a member's: a membership change must not leave a removed
-// member's connections open.
+// member's connections open. The node runs it every membershipPoll.
 func (s *StreamLayer) revalidate() {
 	s.mu.Lock()
 	var gone []*streamConn

@@ -424,7 +424,8 @@ func TestRemovedMemberRefused(t *testing.T) {
 	var mu sync.Mutex
 	start := func(i int, peers []Peer, apply bool) {
 		t.Helper()
-		st, err := NewStream(StreamOptions{Bind: addrs[i], Advertise: addrs[i], Log: testLogger(t).With("node", i)})
+		// No idle close: only the membership may close n3's connections.
+		st, err := NewStream(StreamOptions{Bind: addrs[i], Advertise: addrs[i], IdleTimeout: time.Hour, Log: testLogger(t).With("node", i)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -488,6 +489,64 @@ func TestRemovedMemberRefused(t *testing.T) {
 		if !errors.Is(err, errRefused) {
 			t.Fatalf("n3 dialing n%d: %v", i, err)
 		}
+	}
+}
+
+// acceptedFrom reports whether s holds an accepted connection from id.
+func acceptedFrom(s *StreamLayer, id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.open {
+		if c.accepted && c.peer == id {
+			return true
+		}
+	}
+	return false
+}
+
+// A member removed from raft's membership has the connections it opened
+// to every node closed, the leader's and the followers', when the change
+// reaches each node's log, however silent they are: a node learns of the
+// change by polling raft's configuration, which is the only news raft
+// gives a follower.
+func TestRemovedMemberConnectionsClosed(t *testing.T) {
+	// No idle close: only the membership change may end the connections.
+	nodes, _, _, streams := secureGroup(t, func(int) StreamOptions { return StreamOptions{IdleTimeout: time.Hour} })
+	// n3 shares the nodes' host, so only its id tells it apart; nothing
+	// listens at its address and the three others keep a quorum of four.
+	n3 := raft.ServerAddress(remotingtest.FreeAddrs(t, 1)[0])
+	changeMembership := func(what string, change func(r *raft.Raft) raft.IndexFuture) {
+		t.Helper()
+		remotingtest.WaitFor(t, what, func() bool {
+			l := waitReadyLeader(t, nodes)
+			return change(nodes[l].raft).Error() == nil
+		})
+	}
+	hasN3 := func(n *Node) bool {
+		ms, err := n.Members()
+		return err == nil && slices.ContainsFunc(ms, func(p Peer) bool { return p.ID == "n3" })
+	}
+	changeMembership("n3 added", func(r *raft.Raft) raft.IndexFuture { return r.AddVoter("n3", n3, 0, 0) })
+	remotingtest.WaitFor(t, "every node to have n3 in its membership", func() bool {
+		return !slices.ContainsFunc(nodes, func(n *Node) bool { return !hasN3(n) })
+	})
+	var conns []net.Conn
+	for i, s := range streams {
+		c, err := (&attackerStream{id: "n3"}).Dial(raft.ServerAddress(s.Addr().String()), 5*time.Second)
+		if err != nil {
+			t.Fatalf("n%d refused the member n3: %v", i, err)
+		}
+		defer c.Close()
+		conns = append(conns, c)
+		remotingtest.WaitFor(t, "n3's connection registered", func() bool { return acceptedFrom(s, "n3") })
+	}
+	changeMembership("n3 removed", func(r *raft.Raft) raft.IndexFuture { return r.RemoveServer("n3", 0, 0) })
+	for i, c := range conns {
+		c.SetReadDeadline(time.Now().Add(remotingtest.Hang))
+		if _, err := c.Read(make([]byte, 1)); err == nil || os.IsTimeout(err) {
+			t.Fatalf("n%d kept the removed n3's connection open: %v", i, err)
+		}
+		remotingtest.WaitFor(t, "the closed connection forgotten", func() bool { return !acceptedFrom(streams[i], "n3") })
 	}
 }
 
