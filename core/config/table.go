@@ -274,7 +274,7 @@ var table = []Key{
 		field: func(c *Config) any { return &c.MaxTopicsPerSource }},
 	{Name: "heavyBusyPercent", Default: 50, Range: between(1, 100), Roles: RoleNameServer, Section: SectionLimits,
 		Doc: "of their time, how much the turns of heavy requests (registrations of 64 KiB and more, topic lists, cluster info, KV lists) may be busy once a burst of 500 ms per turn is spent. " +
-			"Route queries are answered at once, never queued behind heavy requests, but they need a core: in a storm of registrations decoded back to back on a server with one core to spare, route p99 was 11-12x its idle figure, and 1.3-1.7x with 50. " +
+			"Route queries are answered at once, never queued behind heavy requests, but they need a core: in a storm of registrations decoded back to back on a server with one core to spare, route p99 was 19-47x its idle figure, and 1.3-2.1x with 50 (BENCHMARKS.md). " +
 			"Single large registrations and the ordinary ones of a few hundred brokers stay within the burst and never wait; a storm is answered at this share of the turns' time. `100` bounds nothing",
 		field: func(c *Config) any { return &c.HeavyBusyPercent }},
 	// A namespace of 2 MiB keeps the ORDER_TOPIC_CONFIG table a
