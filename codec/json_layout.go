@@ -19,9 +19,13 @@ const (
 	layoutFlagNoEx = `,"flag":`
 	layoutLang     = `,"language":"`
 	layoutOpaque   = `","opaque":`
-	layoutTail1    = `,"serializeTypeCurrentRPC":"`
-	layoutTail2    = `JSON","version":`
-	layoutTail     = layoutTail1 + layoutTail2
+	// The tail in pieces of up to 16 bytes: the compiler inlines a
+	// comparison with such a constant as two word loads, and calls
+	// memequal for a longer one.
+	layoutTail1 = `,"serializeTypeC`
+	layoutTail2 = `urrentRPC":"JSON`
+	layoutTail3 = `","version":`
+	layoutTail  = layoutTail1 + layoutTail2 + layoutTail3
 )
 
 // layoutMaxExt bounds the extFields entries the fast path takes; a request
@@ -82,6 +86,37 @@ done:
 		return 0, 0, false
 	}
 	return int32(n), i, true
+}
+
+// layoutWideUint is layoutUint for the opaque, which a long-lived client
+// sends with many digits (it counts its requests): up to eight digits in
+// one word without trying the short forms first, then the ninth and tenth
+// one at a time (cheaper than a second word). The tail that follows the
+// opaque leaves the header 16 bytes at this point whenever it matches; a
+// header shorter than that goes to layoutUint.
+func layoutWideUint(h []byte, p int) (int32, int, bool) {
+	if len(h)-p < 16 {
+		return layoutUint(h, p)
+	}
+	n, k := swarDigits(binary.LittleEndian.Uint64(h[p:]))
+	if k == 8 {
+		if d := h[p+8] - '0'; d <= 9 {
+			n = n*10 + uint64(d)
+			k++
+			if d := h[p+9] - '0'; d <= 9 {
+				n = n*10 + uint64(d)
+				k++
+				if h[p+10]-'0' <= 9 {
+					k++
+				}
+			}
+		}
+	}
+	// An eleventh digit, or a leading zero: not the layout's.
+	if k == 0 || k > 10 || n > 1<<31-1 || (k > 1 && h[p] == '0') {
+		return 0, 0, false
+	}
+	return int32(n), p + k, true
 }
 
 // SWAR masks: a word of 8 equal bytes, and their high bits.
@@ -206,11 +241,10 @@ func decodeLayout(h []byte, c *Command) bool {
 	if len(h)-p < len(layoutOpaque) || string(h[p:p+len(layoutOpaque)]) != layoutOpaque {
 		return false
 	}
-	opaque, p, ok := layoutUint(h, p+len(layoutOpaque))
-	// The tail in two comparisons: the compiler inlines one with a
-	// constant of up to 32 bytes, and calls memequal for a longer one.
+	opaque, p, ok := layoutWideUint(h, p+len(layoutOpaque))
 	if !ok || len(h)-p < len(layoutTail) || string(h[p:p+len(layoutTail1)]) != layoutTail1 ||
-		string(h[p+len(layoutTail1):p+len(layoutTail)]) != layoutTail2 {
+		string(h[p+len(layoutTail1):p+len(layoutTail1+layoutTail2)]) != layoutTail2 ||
+		string(h[p+len(layoutTail1+layoutTail2):p+len(layoutTail)]) != layoutTail3 {
 		return false
 	}
 	version, p, ok := layoutUint(h, p+len(layoutTail))
