@@ -98,7 +98,14 @@ func layoutWideUint(h []byte, p int) (int32, int, bool) {
 	if len(h)-p < 16 {
 		return layoutUint(h, p)
 	}
-	n, k := swarDigits(binary.LittleEndian.Uint64(h[p:]))
+	x := binary.LittleEndian.Uint64(h[p:])
+	var n uint64
+	var k int
+	if eightDigitsIn(x) {
+		n, k = uint64(parseEightDigits(x)), 8
+	} else {
+		n, k = swarDigits(x)
+	}
 	if k == 8 {
 		if d := h[p+8] - '0'; d <= 9 {
 			n = n*10 + uint64(d)
@@ -117,6 +124,23 @@ func layoutWideUint(h []byte, p int) (int32, int, bool) {
 		return 0, 0, false
 	}
 	return int32(n), p + k, true
+}
+
+// eightDigitsIn reports whether the eight bytes of x are all ASCII digits:
+// the cheap test for the word of a long number, where swarDigits counts
+// them (the test and the conversion of simdjson's
+// is_made_of_eight_digits_fast and parse_eight_digits_unrolled).
+func eightDigitsIn(x uint64) bool {
+	return x&0xf0f0f0f0f0f0f0f0|(x+0x0606060606060606)&0xf0f0f0f0f0f0f0f0>>4 == 0x3333333333333333
+}
+
+// parseEightDigits is the value of the eight ASCII digits of x, the first
+// in its low byte: adjacent digits, then pairs, then quads combined by one
+// multiplication each.
+func parseEightDigits(x uint64) uint32 {
+	x = (x & 0x0f0f0f0f0f0f0f0f) * (10<<8 + 1) >> 8
+	x = (x & 0x00ff00ff00ff00ff) * (100<<16 + 1) >> 16
+	return uint32((x & 0x0000ffff0000ffff) * (10000<<32 + 1) >> 32)
 }
 
 // SWAR masks: a word of 8 equal bytes, and their high bits.
