@@ -172,16 +172,17 @@ func swarDigits(x uint64) (uint64, int) {
 // printable ASCII without backslashes and returns its position. It looks
 // at eight bytes at a time for the first that is a quote, a backslash or
 // outside 0x20-0x7e (the usual zero-byte test, on the word xored with each
-// byte looked for: exact for the lowest such byte), and at the last few
-// bytes of the header one at a time.
+// byte looked for; a byte of 0x7f or more has its high bit set in x or in
+// x plus one; each test exact for the lowest such byte, as a borrow or a
+// carry only moves up), and at the last few bytes of the header one at a
+// time.
 func layoutString(h []byte, p int) (int, bool) {
 	for len(h)-p >= 8 {
 		x := binary.LittleEndian.Uint64(h[p:])
 		q := x ^ ('"' * swarOnes)
 		s := x ^ ('\\' * swarOnes)
-		d := x ^ (0x7f * swarOnes)
-		special := (((x - 0x20*swarOnes) & ^x) | x |
-			((q - swarOnes) & ^q) | ((s - swarOnes) & ^s) | ((d - swarOnes) & ^d)) & swarHighs
+		special := (((x - 0x20*swarOnes) & ^x) | x | (x + swarOnes) |
+			((q - swarOnes) & ^q) | ((s - swarOnes) & ^s)) & swarHighs
 		if special == 0 {
 			p += 8
 			continue
