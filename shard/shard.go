@@ -203,8 +203,8 @@ func (t *Table[V]) applyShard(s *tableShard[V], keys []string, hashes []uint64, 
 // be seen in some shards and not others, never half-applied within a shard.
 func (t *Table[V]) Range(fn func(key string, v V) bool) {
 	for i := range t.shards {
-		for _, e := range t.shards[i].snap.Load().slots {
-			if e.tag != 0 && !fn(e.key, e.val) {
+		for _, e := range t.shards[i].snap.Load().entries {
+			if !fn(e.key, e.val) {
 				return
 			}
 		}
@@ -215,7 +215,7 @@ func (t *Table[V]) Range(fn func(key string, v V) bool) {
 func (t *Table[V]) Len() int {
 	n := 0
 	for i := range t.shards {
-		n += t.shards[i].snap.Load().n
+		n += len(t.shards[i].snap.Load().entries)
 	}
 	return n
 }

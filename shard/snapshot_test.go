@@ -44,8 +44,8 @@ func TestSnapshotCollidingHashes(t *testing.T) {
 			}
 			// The published one is never written: s still reads as before.
 			s = next
-			if s.n != len(ref) || 4*s.n >= 3*len(s.slots) {
-				t.Fatalf("seed %d: %d keys in %d slots, want %d keys under 3/4", seed, s.n, len(s.slots), len(ref))
+			if len(s.entries) != len(ref) || 2*len(s.entries) >= len(s.index) {
+				t.Fatalf("seed %d: %d keys in %d slots, want %d keys under half", seed, len(s.entries), len(s.index), len(ref))
 			}
 			for i, h := range hashes {
 				key := "k" + strconv.Itoa(i)
@@ -55,10 +55,16 @@ func TestSnapshotCollidingHashes(t *testing.T) {
 				}
 			}
 			all := map[string]int{}
-			for _, e := range s.slots {
-				if e.tag != 0 {
+			used := 0
+			for _, j := range s.index {
+				if j != 0 {
+					used++
+					e := s.entries[j-1]
 					all[e.key] = e.val
 				}
+			}
+			if used != len(s.entries) {
+				t.Fatalf("seed %d: %d index slots used for %d entries", seed, used, len(s.entries))
 			}
 			if !maps.Equal(all, ref) {
 				t.Fatalf("seed %d: slots hold %v, want %v", seed, all, ref)
