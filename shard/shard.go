@@ -4,9 +4,12 @@
 package shard
 
 import (
-	"hash/maphash"
+	"math/bits"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // DefaultShards is the shard count New uses when asked for none. 256 keeps a
@@ -36,13 +39,15 @@ const (
 //
 // A key is hashed once per Load: the same hash picks the shard (bits 32 and
 // up) and the slot in the shard's snapshot (the low bits), where a Go map per
-// shard would hash the key a second time. The seed is random per table, so
-// which keys share a shard or a probe run cannot be chosen from outside (by
-// the topic names a broker registers, say).
+// shard would hash the key a second time. The hash is the key's xxhash mixed
+// with a seed random per table (hash), so which keys share a shard or a
+// probe run cannot be chosen from outside (by the topic names a broker
+// registers, say) short of full 64-bit xxhash collisions.
 type Table[V any] struct {
 	shards []tableShard[V]
 	mask   uint64
-	seed   maphash.Seed
+	// seed and mul key the mix in hash; random per table.
+	seed, mul uint64
 }
 
 type tableShard[V any] struct {
@@ -63,7 +68,8 @@ func New[V any](n int) *Table[V] {
 	for size < n {
 		size <<= 1
 	}
-	t := &Table[V]{shards: make([]tableShard[V], size), mask: uint64(size - 1), seed: maphash.MakeSeed()}
+	t := &Table[V]{shards: make([]tableShard[V], size), mask: uint64(size - 1),
+		seed: rand.Uint64(), mul: rand.Uint64() | 1}
 	empty := newSnapshot[V](0)
 	for i := range t.shards {
 		t.shards[i].snap.Store(empty)
@@ -71,7 +77,15 @@ func New[V any](n int) *Table[V] {
 	return t
 }
 
-func (t *Table[V]) hash(key string) uint64 { return maphash.String(t.seed, key) }
+// hash is the xxhash of key folded through a keyed multiply (wyhash's
+// mum: the two halves of the 128-bit product of the xxhash xored with
+// seed by the odd mul, xored together): keys whose xxhashes differ get
+// hashes whose low bits (the probe run) and high bits (the shard) cannot
+// be predicted without the table's keys.
+func (t *Table[V]) hash(key string) uint64 {
+	hi, lo := bits.Mul64(xxhash.Sum64String(key)^t.seed, t.mul)
+	return hi ^ lo
+}
 
 func (t *Table[V]) shardOf(key string) int { return t.shardOfHash(t.hash(key)) }
 
