@@ -227,6 +227,21 @@ func putUint(b []byte, u uint32) {
 	}
 }
 
+// eightDigits returns u < 1e8 as eight ASCII digits, zero-padded, the most
+// significant in the low byte (a little-endian store writes them in
+// order). Each step splits every lane of the word in two: the quotient
+// stays, the remainder moves up into the lane's upper half. x*10486>>20
+// is x/100 for x < 43 699 and x*103>>10 is x/10 for x < 179, so lanes do
+// not spill into each other.
+func eightDigits(u uint32) uint64 {
+	v := uint64(u/10000) | uint64(u%10000)<<32
+	q := v * 10486 >> 20 & 0x0000007f_0000007f
+	v = q | (v-q*100)<<16
+	q = v * 103 >> 10 & 0x000f000f_000f000f
+	v = q | (v-q*10)<<8
+	return v + 0x30303030_30303030
+}
+
 // digitPairs holds 00 to 99, two bytes each.
 const digitPairs = "00010203040506070809" +
 	"10111213141516171819" +

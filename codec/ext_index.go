@@ -105,7 +105,7 @@ func (c *Command) extDelete(key string) {
 
 // extClear empties extFields, for a JSON header that sets them again.
 func (c *Command) extClear() {
-	clear(c.Ext)
+	clearFields(c.Ext)
 	c.Ext = c.Ext[:0]
 	c.indexed = false
 }

@@ -19,9 +19,13 @@ const (
 	layoutFlagNoEx = `,"flag":`
 	layoutLang     = `,"language":"`
 	layoutOpaque   = `","opaque":`
-	layoutTail1    = `,"serializeTypeCurrentRPC":"`
-	layoutTail2    = `JSON","version":`
-	layoutTail     = layoutTail1 + layoutTail2
+	// The tail in pieces of up to 16 bytes: the compiler inlines a
+	// comparison with such a constant as two word loads, and calls
+	// memequal for a longer one.
+	layoutTail1 = `,"serializeTypeC`
+	layoutTail2 = `urrentRPC":"JSON`
+	layoutTail3 = `","version":`
+	layoutTail  = layoutTail1 + layoutTail2 + layoutTail3
 )
 
 // layoutMaxExt bounds the extFields entries the fast path takes; a request
@@ -84,6 +88,61 @@ done:
 	return int32(n), i, true
 }
 
+// layoutWideUint is layoutUint for the opaque, which a long-lived client
+// sends with many digits (it counts its requests): up to eight digits in
+// one word without trying the short forms first, then the ninth and tenth
+// one at a time (cheaper than a second word). The tail that follows the
+// opaque leaves the header 16 bytes at this point whenever it matches; a
+// header shorter than that goes to layoutUint.
+func layoutWideUint(h []byte, p int) (int32, int, bool) {
+	if len(h)-p < 16 {
+		return layoutUint(h, p)
+	}
+	x := binary.LittleEndian.Uint64(h[p:])
+	var n uint64
+	var k int
+	if eightDigitsIn(x) {
+		n, k = uint64(parseEightDigits(x)), 8
+	} else {
+		n, k = swarDigits(x)
+	}
+	if k == 8 {
+		if d := h[p+8] - '0'; d <= 9 {
+			n = n*10 + uint64(d)
+			k++
+			if d := h[p+9] - '0'; d <= 9 {
+				n = n*10 + uint64(d)
+				k++
+				if h[p+10]-'0' <= 9 {
+					k++
+				}
+			}
+		}
+	}
+	// An eleventh digit, or a leading zero: not the layout's.
+	if k == 0 || k > 10 || n > 1<<31-1 || (k > 1 && h[p] == '0') {
+		return 0, 0, false
+	}
+	return int32(n), p + k, true
+}
+
+// eightDigitsIn reports whether the eight bytes of x are all ASCII digits:
+// the cheap test for the word of a long number, where swarDigits counts
+// them (the test and the conversion of simdjson's
+// is_made_of_eight_digits_fast and parse_eight_digits_unrolled).
+func eightDigitsIn(x uint64) bool {
+	return x&0xf0f0f0f0f0f0f0f0|(x+0x0606060606060606)&0xf0f0f0f0f0f0f0f0>>4 == 0x3333333333333333
+}
+
+// parseEightDigits is the value of the eight ASCII digits of x, the first
+// in its low byte: adjacent digits, then pairs, then quads combined by one
+// multiplication each.
+func parseEightDigits(x uint64) uint32 {
+	x = (x & 0x0f0f0f0f0f0f0f0f) * (10<<8 + 1) >> 8
+	x = (x & 0x00ff00ff00ff00ff) * (100<<16 + 1) >> 16
+	return uint32((x & 0x0000ffff0000ffff) * (10000<<32 + 1) >> 32)
+}
+
 // SWAR masks: a word of 8 equal bytes, and their high bits.
 const (
 	swarOnes  = 0x0101010101010101
@@ -113,16 +172,17 @@ func swarDigits(x uint64) (uint64, int) {
 // printable ASCII without backslashes and returns its position. It looks
 // at eight bytes at a time for the first that is a quote, a backslash or
 // outside 0x20-0x7e (the usual zero-byte test, on the word xored with each
-// byte looked for: exact for the lowest such byte), and at the last few
-// bytes of the header one at a time.
+// byte looked for; a byte of 0x7f or more has its high bit set in x or in
+// x plus one; each test exact for the lowest such byte, as a borrow or a
+// carry only moves up), and at the last few bytes of the header one at a
+// time.
 func layoutString(h []byte, p int) (int, bool) {
 	for len(h)-p >= 8 {
 		x := binary.LittleEndian.Uint64(h[p:])
 		q := x ^ ('"' * swarOnes)
 		s := x ^ ('\\' * swarOnes)
-		d := x ^ (0x7f * swarOnes)
-		special := (((x - 0x20*swarOnes) & ^x) | x |
-			((q - swarOnes) & ^q) | ((s - swarOnes) & ^s) | ((d - swarOnes) & ^d)) & swarHighs
+		special := (((x - 0x20*swarOnes) & ^x) | x | (x + swarOnes) |
+			((q - swarOnes) & ^q) | ((s - swarOnes) & ^s)) & swarHighs
 		if special == 0 {
 			p += 8
 			continue
@@ -206,11 +266,10 @@ func decodeLayout(h []byte, c *Command) bool {
 	if len(h)-p < len(layoutOpaque) || string(h[p:p+len(layoutOpaque)]) != layoutOpaque {
 		return false
 	}
-	opaque, p, ok := layoutUint(h, p+len(layoutOpaque))
-	// The tail in two comparisons: the compiler inlines one with a
-	// constant of up to 32 bytes, and calls memequal for a longer one.
+	opaque, p, ok := layoutWideUint(h, p+len(layoutOpaque))
 	if !ok || len(h)-p < len(layoutTail) || string(h[p:p+len(layoutTail1)]) != layoutTail1 ||
-		string(h[p+len(layoutTail1):p+len(layoutTail)]) != layoutTail2 {
+		string(h[p+len(layoutTail1):p+len(layoutTail1+layoutTail2)]) != layoutTail2 ||
+		string(h[p+len(layoutTail1+layoutTail2):p+len(layoutTail)]) != layoutTail3 {
 		return false
 	}
 	version, p, ok := layoutUint(h, p+len(layoutTail))

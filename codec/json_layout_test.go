@@ -94,7 +94,8 @@ func TestLayoutIntegers(t *testing.T) {
 		nums = append(nums, "123456789012"[:n], "987654321098"[:n])
 	}
 	for b := 0; b < 256; b++ {
-		nums = append(nums, "1234"+string([]byte{byte(b)})+"567")
+		nums = append(nums, "1234"+string([]byte{byte(b)})+"567",
+			"12345678"+string([]byte{byte(b)})+"90", "123456789"+string([]byte{byte(b)})+"0")
 	}
 	for _, num := range nums {
 		for _, h := range []string{

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -322,5 +323,31 @@ func TestHeaderLenIsExact(t *testing.T) {
 		if headerBound(c) < headerLen(c) {
 			t.Fatalf("%+v: bound %d below length %d", c, headerBound(c), headerLen(c))
 		}
+	}
+}
+
+// Reset leaves nothing of the last frame: every field zero but the buffers
+// kept for reuse, and no string of the old extFields in their backing array
+// (it would pin the released frame).
+func TestResetLeavesNothingOfTheFrame(t *testing.T) {
+	t.Parallel()
+	var c Command
+	h := []byte(`{"code":105,"extFields":{"topic":"T","k":"v"},"flag":1,"language":"JAVA","opaque":7,"remark":"r","serializeTypeCurrentRPC":"JSON","version":479}`)
+	if err := Decode(rawFrame(SerializeJSON, h, []byte("body"))[4:], &c); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Ext) != 2 || c.Body == nil || c.Remark == "" {
+		t.Fatalf("decoded %+v", c)
+	}
+	c.Reset()
+	for i, f := range c.Ext[:cap(c.Ext)] {
+		if f != (Field{}) {
+			t.Fatalf("ext entry %d kept %+v", i, f)
+		}
+	}
+	ext, scratch := c.Ext, c.scratch
+	c.Ext, c.scratch = nil, nil
+	if !reflect.DeepEqual(c, Command{}) || len(ext) != 0 || len(scratch) != 0 {
+		t.Fatalf("after Reset: %+v, ext %v, scratch %q", c, ext, scratch)
 	}
 }

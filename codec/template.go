@@ -21,6 +21,7 @@ type HeaderTemplate struct {
 	lang                byte
 	text                []byte // the header with opaque 0
 	opaqueAt            int    // where the 0 stands in text
+	head, tail          []byte // text before and after the 0
 }
 
 // PrefixLen reports whether c's frame prefix can come from the template
@@ -42,6 +43,7 @@ func (t *HeaderTemplate) build(c *Command) {
 	t.text = appendJSONHeader(t.text[:0], &probe)
 	// No remark and no extFields: the key is there once.
 	t.opaqueAt = bytes.Index(t.text, []byte(`,"opaque":0`)) + len(`,"opaque":`)
+	t.head, t.tail = t.text[:t.opaqueAt], t.text[t.opaqueAt+1:]
 	t.code, t.flag, t.version, t.lang = c.Code, c.Flag, c.Version, c.Language
 	t.valid = true
 }
@@ -54,14 +56,36 @@ func (t *HeaderTemplate) PutPrefix(dst []byte, c *Command, bodyLen int) {
 	binary.BigEndian.PutUint32(dst, uint32(4+h+bodyLen))
 	binary.BigEndian.PutUint32(dst[4:], uint32(SerializeJSON)<<24|uint32(h)&maxHeaderLen)
 	hdr := dst[8:]
-	n := copy(hdr, t.text[:t.opaqueAt])
+	n := copy(hdr, t.head)
 	u := uint32(c.Opaque)
 	if c.Opaque < 0 {
 		hdr[n] = '-'
 		n++
 		u = uint32(-int64(c.Opaque))
 	}
-	k := uintLen(u)
-	putUint(hdr[n:n+k], u)
-	copy(hdr[n+k:], t.text[t.opaqueAt+1:])
+	// The digits' count is what PrefixLen gave the header beyond the
+	// template's text. They are stored a word at a time (eightDigits,
+	// shifted past the leading zeros): the tail, which follows and is
+	// longer than eight bytes, is copied over whatever a word wrote beyond
+	// them.
+	k := len(hdr) - n - len(t.tail)
+	if k == 1 {
+		hdr[n] = byte('0' + u)
+		copy(hdr[n+1:], t.tail)
+		return
+	}
+	if k > 8 {
+		hi := u / 1e8 // 1 to 42
+		u -= hi * 1e8
+		if k == 10 {
+			hdr[n] = byte('0' + hi/10)
+			hi %= 10
+			n++
+		}
+		hdr[n] = byte('0' + hi)
+		n++
+		k = 8
+	}
+	binary.LittleEndian.PutUint64(hdr[n:], eightDigits(u)>>(8*(8-k)&63))
+	copy(hdr[n+k:], t.tail)
 }

@@ -4,6 +4,8 @@
 package shard
 
 import (
+	"math/bits"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 
@@ -34,14 +36,23 @@ const (
 // Values are handed to readers as they were stored and may be read by any
 // number of goroutines at once, so a V that is a pointer must point to data
 // that is not modified after it was stored.
+//
+// A key is hashed once per Load: the same hash picks the shard (bits 32 and
+// up) and the slot in the shard's snapshot (the low bits), where a Go map per
+// shard would hash the key a second time. The hash is the key's xxhash mixed
+// with a seed random per table (hash), so which keys share a shard or a
+// probe run cannot be chosen from outside (by the topic names a broker
+// registers, say) short of full 64-bit xxhash collisions.
 type Table[V any] struct {
 	shards []tableShard[V]
 	mask   uint64
+	// seed and mul key the mix in hash; random per table.
+	seed, mul uint64
 }
 
 type tableShard[V any] struct {
 	mu   sync.Mutex // serialises writers of this shard; readers never take it
-	snap atomic.Pointer[map[string]V]
+	snap atomic.Pointer[snapshot[V]]
 	// Writers dirty mu and snap's line; the pad keeps a writer of one shard
 	// from slowing down readers of the next.
 	_ [48]byte
@@ -57,48 +68,62 @@ func New[V any](n int) *Table[V] {
 	for size < n {
 		size <<= 1
 	}
-	t := &Table[V]{shards: make([]tableShard[V], size), mask: uint64(size - 1)}
+	t := &Table[V]{shards: make([]tableShard[V], size), mask: uint64(size - 1),
+		seed: rand.Uint64(), mul: rand.Uint64() | 1}
+	empty := newSnapshot[V](0)
 	for i := range t.shards {
-		m := map[string]V{}
-		t.shards[i].snap.Store(&m)
+		t.shards[i].snap.Store(empty)
 	}
 	return t
 }
 
-func (t *Table[V]) shardOf(key string) int {
-	return int(xxhash.Sum64String(key) & t.mask)
+// hash is the xxhash of key folded through a keyed multiply (wyhash's
+// mum: the two halves of the 128-bit product of the xxhash xored with
+// seed by the odd mul, xored together): keys whose xxhashes differ get
+// hashes whose low bits (the probe run) and high bits (the shard) cannot
+// be predicted without the table's keys.
+func (t *Table[V]) hash(key string) uint64 {
+	hi, lo := bits.Mul64(xxhash.Sum64String(key)^t.seed, t.mul)
+	return hi ^ lo
 }
+
+func (t *Table[V]) shardOf(key string) int { return t.shardOfHash(t.hash(key)) }
+
+// shardOfHash takes the shard from the bits above those the snapshots'
+// slots use, so the keys of one shard still spread over its slots.
+func (t *Table[V]) shardOfHash(h uint64) int { return int(h >> 32 & t.mask) }
 
 // Load returns the value stored for key. It takes no lock and does not
 // allocate.
 func (t *Table[V]) Load(key string) (V, bool) {
-	v, ok := (*t.shards[t.shardOf(key)].snap.Load())[key]
-	return v, ok
+	h := t.hash(key)
+	return t.shards[t.shardOfHash(h)].snap.Load().get(key, h)
 }
 
 // Update applies fn to key's current value under the shard's writer lock.
 // fn must not call back into the table.
 //
-// The table stores key itself (Go maps keep the latest key string on every
-// assignment), so a caller whose key aliases a reusable buffer must pass a
-// copy whenever fn may return Store.
+// The table stores key itself (the latest key string on every Store), so a
+// caller whose key aliases a reusable buffer must pass a copy whenever fn
+// may return Store.
 func (t *Table[V]) Update(key string, fn func(old V, ok bool) (nv V, act Action)) {
-	s := &t.shards[t.shardOf(key)]
+	h := t.hash(key)
+	s := &t.shards[t.shardOfHash(h)]
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cur := *s.snap.Load()
-	old, ok := cur[key]
+	cur := s.snap.Load()
+	old, ok := cur.get(key, h)
 	nv, act := fn(old, ok)
 	switch act {
 	case Store:
-		next := cloneMap(cur, 1)
-		next[key] = nv
-		s.snap.Store(&next)
+		next := cur.clone(1)
+		next.put(key, h, nv)
+		s.snap.Store(next)
 	case Delete:
 		if ok {
-			next := cloneMap(cur, 0)
-			delete(next, key)
-			s.snap.Store(&next)
+			next := cur.clone(0)
+			next.del(key, h)
+			s.snap.Store(next)
 		}
 	}
 }
@@ -121,22 +146,24 @@ func (t *Table[V]) UpdateMany(keys []string, fn func(i int, key string, old V, o
 		t.Update(keys[0], func(old V, ok bool) (V, Action) { return fn(0, keys[0], old, ok) })
 		return
 	}
-	// Counting sort of key indexes by shard: two small allocations per call
-	// instead of one lock round and map copy per key.
+	// Counting sort of key indexes by shard: a few small allocations per
+	// call instead of one lock round and snapshot copy per key. The hashes
+	// are kept for the shards' own lookups.
 	n := len(t.shards)
 	starts := make([]int32, n+1)
-	shardIdx := make([]int32, len(keys))
+	hashes := make([]uint64, len(keys))
 	for i, k := range keys {
-		si := int32(t.shardOf(k))
-		shardIdx[i] = si
-		starts[si+1]++
+		h := t.hash(k)
+		hashes[i] = h
+		starts[t.shardOfHash(h)+1]++
 	}
 	for i := 1; i <= n; i++ {
 		starts[i] += starts[i-1]
 	}
 	order := make([]int32, len(keys))
 	fill := append([]int32(nil), starts[:n]...)
-	for i, si := range shardIdx {
+	for i, h := range hashes {
+		si := t.shardOfHash(h)
 		order[fill[si]] = int32(i)
 		fill[si]++
 	}
@@ -145,49 +172,44 @@ func (t *Table[V]) UpdateMany(keys []string, fn func(i int, key string, old V, o
 		if lo == hi {
 			continue
 		}
-		t.applyShard(&t.shards[si], keys, order[lo:hi], fn)
+		t.applyShard(&t.shards[si], keys, hashes, order[lo:hi], fn)
 	}
 }
 
-func (t *Table[V]) applyShard(s *tableShard[V], keys []string, idx []int32, fn func(int, string, V, bool) (V, Action)) {
+func (t *Table[V]) applyShard(s *tableShard[V], keys []string, hashes []uint64, idx []int32, fn func(int, string, V, bool) (V, Action)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cur := *s.snap.Load()
-	var next map[string]V // nil until the first change in this shard
+	cur := s.snap.Load()
+	var next *snapshot[V] // nil until the first change in this shard
 	for _, i := range idx {
-		key := keys[i]
+		key, h := keys[i], hashes[i]
 		view := cur
 		if next != nil {
 			view = next
 		}
-		old, ok := view[key]
+		old, ok := view.get(key, h)
 		nv, act := fn(int(i), key, old, ok)
 		switch act {
 		case Store:
 			if next == nil {
-				next = cloneMap(cur, len(idx))
+				next = cur.clone(len(idx))
 			}
-			next[key] = nv
+			next.put(key, h, nv)
 		case Delete:
 			if ok {
 				if next == nil {
-					next = cloneMap(cur, 0)
+					// Room for every key of the batch, as above: a
+					// later key of it may be a Store, and no put grows
+					// the copy.
+					next = cur.clone(len(idx))
 				}
-				delete(next, key)
+				next.del(key, h)
 			}
 		}
 	}
 	if next != nil {
-		s.snap.Store(&next)
+		s.snap.Store(next)
 	}
-}
-
-func cloneMap[V any](m map[string]V, extra int) map[string]V {
-	c := make(map[string]V, len(m)+extra)
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
 }
 
 // Range calls fn for every key until fn returns false. It walks the current
@@ -195,8 +217,8 @@ func cloneMap[V any](m map[string]V, extra int) map[string]V {
 // be seen in some shards and not others, never half-applied within a shard.
 func (t *Table[V]) Range(fn func(key string, v V) bool) {
 	for i := range t.shards {
-		for k, v := range *t.shards[i].snap.Load() {
-			if !fn(k, v) {
+		for _, e := range t.shards[i].snap.Load().entries {
+			if !fn(e.key, e.val) {
 				return
 			}
 		}
@@ -207,7 +229,7 @@ func (t *Table[V]) Range(fn func(key string, v V) bool) {
 func (t *Table[V]) Len() int {
 	n := 0
 	for i := range t.shards {
-		n += len(*t.shards[i].snap.Load())
+		n += len(t.shards[i].snap.Load().entries)
 	}
 	return n
 }

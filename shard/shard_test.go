@@ -80,8 +80,8 @@ func TestUpdateManyCopiesEachShardOnce(t *testing.T) {
 	for i := range keys {
 		keys[i] = "k" + strconv.Itoa(i)
 	}
-	snaps := func() map[*map[string]int]bool {
-		m := map[*map[string]int]bool{}
+	snaps := func() map[*snapshot[int]]bool {
+		m := map[*snapshot[int]]bool{}
 		for i := range tb.shards {
 			m[tb.shards[i].snap.Load()] = true
 		}

@@ -48,7 +48,13 @@ func (s *Server) handleRoute(c *remoting.Conn, req, resp *codec.Command) error {
 	if cfg.OrderMessageEnable {
 		orderConf, _ = s.kv.Get(orderTopicNamespace, topic)
 	}
-	if zone, ok := zoneOf(req); ok {
+	// Zone mode takes two fields besides the topic: a query with fewer
+	// (any but a zone-mode client's) need not look for them.
+	zone, zoned := "", false
+	if len(req.Ext) >= 3 {
+		zone, zoned = zoneOf(req)
+	}
+	if zoned {
 		// Java's zone hook decodes the answer, filters it and re-encodes
 		// it in the legacy form whatever was negotiated.
 		r, ok := s.routes.ZoneRoute(topic, zone)
