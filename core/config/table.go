@@ -272,10 +272,10 @@ var table = []Key{
 			"A registration past it is refused (SYSTEM_ERROR naming the setting, counted in `rocketns_registrations_refused_total{reason=\"topic_quota\"}`), and nothing changes but the broker's liveness. " +
 			"Raise it when one host runs brokers with more topics than this between them; `0` turns the quota off",
 		field: func(c *Config) any { return &c.MaxTopicsPerSource }},
-	{Name: "heavyBusyPercent", Default: 50, Range: between(1, 100), Roles: RoleNameServer, Section: SectionLimits,
+	{Name: "heavyBusyPercent", Default: 10, Range: between(1, 100), Roles: RoleNameServer, Section: SectionLimits,
 		Doc: "of their time, how much the turns of heavy requests (registrations of 64 KiB and more, topic lists, cluster info, KV lists) may be busy once a burst of 500 ms per turn is spent. " +
-			"Route queries are answered at once, never queued behind heavy requests, but they need a core: in a storm of registrations decoded back to back on a server with one core to spare, route p99 was 19-47x its idle figure, and 1.3-2.1x with 50 (BENCHMARKS.md). " +
-			"Single large registrations and the ordinary ones of a few hundred brokers stay within the burst and never wait; a storm is answered at this share of the turns' time. `100` bounds nothing",
+			"Route queries are answered at once, never queued behind heavy requests, but they need a core: in a storm of registrations decoded back to back on a server with one core to spare, route p99 was 19-47x its idle figure, 2.6-8.8x with 50 and 0.8-1.3x in four runs of five with 10 (BENCHMARKS.md). " +
+			"Single large registrations and the ordinary ones of a few hundred brokers stay within the burst and never wait; a storm is answered at this share of the turns' time (with 10 on two cores, about 120 000 topic-broker entries a second: a table of 1M entries re-registers within 8-19 s of its brokers' 30 s). Raise it for tables of millions of entries on few cores. `100` bounds nothing",
 		field: func(c *Config) any { return &c.HeavyBusyPercent }},
 	// A namespace of 2 MiB keeps the ORDER_TOPIC_CONFIG table a
 	// registration reply carries under a 16 MiB frame even if every byte
