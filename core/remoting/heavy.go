@@ -51,6 +51,15 @@ const DefaultHeavyShare = 0.1
 // it; only a storm of heavy requests does.
 const heavyBurst = 500 * time.Millisecond
 
+// heavyMaxHold is the longest the share holds back a waiting request: once
+// one has waited this long, turns are handed out whatever the credit until
+// none has. When heavy requests arrive faster than the share answers them
+// (a table of millions of entries re-registered on few cores), the queue
+// would otherwise grow without end, and a broker whose registration waits
+// past its 120 s timeout loses its routes; under the 6 s a 4.x broker
+// waits for its answer, a storm is still slowed down by the share.
+const heavyMaxHold = 2 * time.Second
+
 // heavyQueue bounds the heavy requests being answered at once and picks
 // the next one when a turn frees: the turns go round the source addresses
 // that have requests waiting, so one address's connections, however many,
@@ -108,6 +117,7 @@ type heavyWaiter struct {
 	c      *Conn
 	weight int
 	passed int
+	since  time.Time // when it began to wait
 	// turn receives true with the turn, or false when the connection
 	// closed while it waited: it is not served.
 	turn chan bool
@@ -137,22 +147,36 @@ func (q *heavyQueue) refillLocked() {
 	q.creditAt = now
 }
 
-// spentLocked reports whether the credit is spent: turns wait. It then
-// arranges for the turns held back to be handed out when it is back to
-// zero.
+// spentLocked reports whether the credit is spent and no request has
+// waited heavyMaxHold: turns wait. It then arranges for the turns held back
+// to be handed out when the credit is back to zero, or a waiting request
+// is overdue, whichever comes first.
 func (q *heavyQueue) spentLocked() bool {
 	if !q.bounded() {
 		return false
 	}
 	q.refillLocked()
-	if q.credit >= 0 {
+	if q.credit >= 0 || q.overdueLocked() {
 		return false
 	}
 	if !q.paused {
 		q.paused = true
-		q.after(time.Duration(float64(-q.credit)/(q.share*float64(q.slots)))+1, q.resume)
+		q.after(min(time.Duration(float64(-q.credit)/(q.share*float64(q.slots)))+1, heavyMaxHold), q.resume)
 	}
 	return true
+}
+
+// overdueLocked reports whether a request has waited heavyMaxHold or more.
+func (q *heavyQueue) overdueLocked() bool {
+	now := q.now()
+	for _, src := range q.ring {
+		for _, w := range src.waiters {
+			if now.Sub(w.since) >= heavyMaxHold {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // resume hands out the turns held back while the credit was spent.
@@ -172,7 +196,7 @@ func (q *heavyQueue) acquire(c *Conn, weight int) bool {
 		q.mu.Unlock()
 		return true
 	}
-	w := &heavyWaiter{c: c, weight: weight, turn: make(chan bool, 1)}
+	w := &heavyWaiter{c: c, weight: weight, since: q.now(), turn: make(chan bool, 1)}
 	src := q.sources[c.ip]
 	if src == nil {
 		src = &heavySource{ip: c.ip}

@@ -355,3 +355,67 @@ func TestHeavyTurnsKeepToTheirShare(t *testing.T) {
 		u.release(time.Hour)
 	}
 }
+
+// The share never holds a request back longer than heavyMaxHold: when
+// heavy requests come faster than the share answers them, a registration
+// would otherwise wait until its broker expired. A request that has not
+// waited that long is still held back.
+func TestHeavyShareHoldsNoRequestPastMaxHold(t *testing.T) {
+	s, err := New(Options{Addr: "127.0.0.1:0", HeavySlots: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1000, 0)
+	var timers []time.Duration
+	var fire func()
+	q := newHeavyQueue(1, 0.1)
+	q.now = func() time.Time { return now }
+	q.after = func(d time.Duration, f func()) { timers, fire = append(timers, d), f }
+	q.credit, q.creditAt = q.burst(), now
+	acquired := func() chan bool {
+		got := make(chan bool, 1)
+		c := s.newConn("127.0.0.7:1", nil, nil)
+		go func() { got <- q.acquire(c, HeavyWeight) }()
+		return got
+	}
+	queued := func(n int) {
+		t.Helper()
+		remotingtest.WaitFor(t, "the request to queue", func() bool { _, w := q.counts(1); return w == n })
+	}
+
+	// 10 s of work: at a tenth, 95 s of debt to make up.
+	if !<-acquired() {
+		t.Fatal("no turn")
+	}
+	q.release(10 * time.Second)
+	got := acquired()
+	queued(1)
+	if len(timers) != 1 || timers[0] != heavyMaxHold {
+		t.Fatalf("timers %v, want one of heavyMaxHold (%v)", timers, heavyMaxHold)
+	}
+	now = now.Add(heavyMaxHold - time.Millisecond)
+	q.mu.Lock()
+	q.handLocked()
+	q.mu.Unlock()
+	if len(got) != 0 {
+		t.Fatal("a request was handed its turn before heavyMaxHold with the credit spent")
+	}
+	now = now.Add(time.Millisecond)
+	fire()
+	if !<-got {
+		t.Fatal("the overdue request got no turn")
+	}
+	// The next one, just queued, is held back again.
+	got = acquired()
+	q.release(0)
+	queued(1)
+	if len(got) != 0 || len(timers) != 2 {
+		t.Fatalf("a fresh request was not held back (timers %v)", timers)
+	}
+	now = now.Add(heavyMaxHold)
+	fire()
+	if !<-got {
+		t.Fatal("the second overdue request got no turn")
+	}
+	q.release(0)
+}
